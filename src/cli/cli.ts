@@ -1,0 +1,40 @@
+// The `sluice` command. Thin by design: each subcommand parses its flags and
+// calls the server or the client library. Commands are added by later issues
+// (server, local, topics, produce, consume, groups, cluster, reassign, bench);
+// the contract for their names lives in docs/ and shared/DESIGN.md.
+
+import yargs from 'yargs';
+import { VERSION } from '../version.js';
+
+/** Names of the registered subcommands; later issues append to this list. */
+const COMMANDS: string[] = [];
+
+export function buildCli(argv: string[]) {
+  return yargs(argv)
+    .scriptName('sluice')
+    .usage('$0 <command> [options]\n\nSluice: a Kafka-style distributed commit log with a built-in Raft quorum.')
+    .version(VERSION)
+    .alias('v', 'version')
+    .help()
+    .alias('h', 'help')
+    .strict()
+    .strictCommands()
+    .demandCommand(1, 'Name a command; see --help.')
+    .recommendCommands()
+    // yargs' strictCommands only applies once a command exists; this keeps the
+    // "unknown command → usage, exit 2" promise with any number of commands.
+    .check((args) => {
+      const first = args._[0];
+      if (first !== undefined && !COMMANDS.includes(String(first))) throw new Error(`Unknown command: ${first}`);
+      return true;
+    })
+    // Usage errors: print usage and a one-line reason, exit 2. Command handlers
+    // report their own operating errors (one line, exit 1) and never get here.
+    .fail((msg, err, y) => {
+      y.showHelp((usage) => process.stderr.write(`${usage}\n\n`));
+      process.stderr.write(`sluice: ${msg ?? err?.message ?? 'invalid usage'}\n`);
+      process.exit(2);
+    })
+    .wrap(Math.min(100, process.stdout.columns ?? 100));
+}
+

@@ -1,0 +1,32 @@
+// One logger for the whole process (pino). Components take a child bound to
+// {nodeId, component, ...}; pure cores receive a Logger through their
+// constructor and never import pino themselves.
+
+import { pino } from 'pino';
+
+export interface Logger {
+  trace(obj: object | string, msg?: string): void;
+  debug(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+
+export function createLogger(opts: { level?: LogLevel; name?: string } = {}): Logger {
+  return pino({ level: opts.level ?? 'info', name: opts.name ?? 'sluice' }) as unknown as Logger;
+}
+
+/** A logger that drops everything: the default for tests and library use. */
+export const silentLogger: Logger = {
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
+};

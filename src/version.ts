@@ -1,0 +1,2 @@
+// The package version, kept in one place for the CLI and protocol handshakes.
+export const VERSION = '0.1.0';
