@@ -1,0 +1,119 @@
+// MetadataImage: the immutable picture of the cluster that every node builds
+// by replaying the metadata log (brokers, topics, partitions, configs). A new
+// image is only ever made by MetadataDelta.apply(); unchanged parts are shared
+// with the previous image, so publishing an image per committed batch is cheap.
+//
+// Invariants: topicsByName and topicsById index the same TopicImage objects;
+// every partition's isr ⊆ replicas and leader ∈ isr ∪ {NO_LEADER};
+// `offset` is the metadata log index of the last record replayed into it.
+
+import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType } from './records.js';
+
+export interface BrokerRegistration {
+  readonly brokerId: BrokerId;
+  readonly incarnationId: string;
+  readonly brokerEpoch: number;
+  readonly endpoints: readonly Endpoint[];
+  readonly rack: string | null;
+  readonly fenced: boolean;
+  readonly inControlledShutdown: boolean;
+}
+
+export interface PartitionRegistration {
+  readonly replicas: readonly BrokerId[];
+  readonly isr: readonly BrokerId[];
+  readonly leader: BrokerId;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly addingReplicas: readonly BrokerId[];
+  readonly removingReplicas: readonly BrokerId[];
+}
+
+export interface TopicImage {
+  readonly name: string;
+  readonly topicId: string;
+  readonly partitions: ReadonlyMap<number, PartitionRegistration>;
+}
+
+export interface ClusterInfo {
+  readonly clusterId: string;
+  readonly metadataVersion: number;
+}
+
+/** Key of a config resource in MetadataImage.configs. */
+export function configKey(type: ConfigResourceType, name: string): string {
+  return `${type}:${name}`;
+}
+
+export class MetadataImage {
+  static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0);
+
+  constructor(
+    /** Metadata log index of the last replayed record; -1 for the empty image. */
+    readonly offset: number,
+    readonly cluster: ClusterInfo | null,
+    readonly brokers: ReadonlyMap<BrokerId, BrokerRegistration>,
+    readonly topicsByName: ReadonlyMap<string, TopicImage>,
+    readonly topicsById: ReadonlyMap<string, TopicImage>,
+    /** configKey(type, name) → key → value. */
+    readonly configs: ReadonlyMap<string, ReadonlyMap<string, string>>,
+    /** The next producer id the controller may hand out. */
+    readonly nextProducerId: number,
+  ) {}
+
+  topic(name: string): TopicImage | undefined {
+    return this.topicsByName.get(name);
+  }
+
+  partition(topic: string, partition: number): PartitionRegistration | undefined {
+    return this.topicsByName.get(topic)?.partitions.get(partition);
+  }
+
+  config(type: ConfigResourceType, name: string): ReadonlyMap<string, string> {
+    return this.configs.get(configKey(type, name)) ?? EMPTY_CONFIG;
+  }
+
+  /** Brokers that are registered and not fenced, in id order. */
+  unfencedBrokers(): BrokerRegistration[] {
+    return [...this.brokers.values()].filter((b) => !b.fenced).sort((a, b) => a.brokerId - b.brokerId);
+  }
+
+  /**
+   * Records that rebuild this image from empty: the payload of a metadata
+   * snapshot. Deterministic order (by id/name) so equal images give equal bytes.
+   */
+  toRecords(): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    if (this.cluster) out.push({ type: 'cluster', v: 1, ...this.cluster });
+    for (const b of sortedBy([...this.brokers.values()], (x) => x.brokerId)) {
+      out.push({ type: 'registerBroker', v: 1, brokerId: b.brokerId, incarnationId: b.incarnationId, brokerEpoch: b.brokerEpoch, endpoints: b.endpoints, rack: b.rack, fenced: b.fenced });
+      if (b.inControlledShutdown) out.push({ type: 'brokerRegistrationChange', v: 1, brokerId: b.brokerId, brokerEpoch: b.brokerEpoch, inControlledShutdown: true });
+    }
+    for (const t of sortedBy([...this.topicsByName.values()], (x) => x.name)) {
+      out.push({ type: 'topic', v: 1, name: t.name, topicId: t.topicId });
+      for (const [p, reg] of sortedBy([...t.partitions.entries()], (x) => x[0])) {
+        out.push({ type: 'partition', v: 1, topicId: t.topicId, partition: p, ...reg });
+      }
+    }
+    for (const [key, entries] of sortedBy([...this.configs.entries()], (x) => x[0])) {
+      const sep = key.indexOf(':');
+      const resourceType = key.slice(0, sep) as ConfigResourceType;
+      const resourceName = key.slice(sep + 1);
+      for (const [name, value] of sortedBy([...entries.entries()], (x) => x[0])) {
+        out.push({ type: 'config', v: 1, resourceType, resourceName, name, value });
+      }
+    }
+    if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });
+    return out;
+  }
+}
+
+const EMPTY_CONFIG: ReadonlyMap<string, string> = new Map();
+
+function sortedBy<T>(items: T[], key: (x: T) => number | string): T[] {
+  return items.sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
+}

@@ -1,0 +1,137 @@
+// Metadata records: the commands of the metadata log (KRaft's record types,
+// trimmed to what Sluice needs). The active controller generates them, Raft
+// commits them, and every node replays them into its MetadataImage through
+// the same delta path (delta.ts). Records are plain data; `v` is the record
+// version so a newer node can still read older logs and snapshots.
+//
+// Invariants the controller guarantees when it emits a record (replay asserts
+// the cheap ones): topic ids are unique; a PartitionChange only names an
+// existing partition; partitionEpoch grows by exactly one per change;
+// leaderEpoch grows by one whenever the leader changes.
+
+export type BrokerId = number;
+/** Leader value of a partition with no leader (offline). */
+export const NO_LEADER = -1;
+
+export interface Endpoint {
+  /** Listener name, e.g. "CLIENT" or "CONTROLLER". */
+  readonly name: string;
+  /** ws://host:port as clients should dial it. */
+  readonly url: string;
+}
+
+export interface ClusterRecord {
+  readonly type: 'cluster';
+  readonly v: 1;
+  readonly clusterId: string;
+  /** Feature level of the metadata format; gates new record types. */
+  readonly metadataVersion: number;
+}
+
+export interface RegisterBrokerRecord {
+  readonly type: 'registerBroker';
+  readonly v: 1;
+  readonly brokerId: BrokerId;
+  /** Random per process start; a new incarnation replaces the old registration. */
+  readonly incarnationId: string;
+  /** The metadata offset of this record: monotonic per broker, fences stale heartbeats. */
+  readonly brokerEpoch: number;
+  readonly endpoints: readonly Endpoint[];
+  readonly rack: string | null;
+  /** A broker registers fenced; it is unfenced once caught up with the metadata log. */
+  readonly fenced: boolean;
+}
+
+export interface UnregisterBrokerRecord {
+  readonly type: 'unregisterBroker';
+  readonly v: 1;
+  readonly brokerId: BrokerId;
+  readonly brokerEpoch: number;
+}
+
+export interface BrokerRegistrationChangeRecord {
+  readonly type: 'brokerRegistrationChange';
+  readonly v: 1;
+  readonly brokerId: BrokerId;
+  readonly brokerEpoch: number;
+  readonly fenced?: boolean;
+  readonly inControlledShutdown?: boolean;
+}
+
+export interface TopicRecord {
+  readonly type: 'topic';
+  readonly v: 1;
+  readonly name: string;
+  readonly topicId: string;
+}
+
+export interface PartitionRecord {
+  readonly type: 'partition';
+  readonly v: 1;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly replicas: readonly BrokerId[];
+  readonly isr: readonly BrokerId[];
+  readonly leader: BrokerId;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  /** Reassignment in progress: replicas being added / removed (both ⊆ replicas). */
+  readonly addingReplicas: readonly BrokerId[];
+  readonly removingReplicas: readonly BrokerId[];
+}
+
+/** A change to one partition; absent fields are unchanged. Always bumps partitionEpoch. */
+export interface PartitionChangeRecord {
+  readonly type: 'partitionChange';
+  readonly v: 1;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly leader?: BrokerId;
+  readonly isr?: readonly BrokerId[];
+  readonly replicas?: readonly BrokerId[];
+  readonly addingReplicas?: readonly BrokerId[];
+  readonly removingReplicas?: readonly BrokerId[];
+}
+
+export type ConfigResourceType = 'topic' | 'broker' | 'cluster';
+
+/** Sets (value non-null) or deletes (null) one config key of a resource. */
+export interface ConfigRecord {
+  readonly type: 'config';
+  readonly v: 1;
+  readonly resourceType: ConfigResourceType;
+  /** Topic name, broker id as a string, or "" for the cluster. */
+  readonly resourceName: string;
+  readonly name: string;
+  readonly value: string | null;
+}
+
+export interface RemoveTopicRecord {
+  readonly type: 'removeTopic';
+  readonly v: 1;
+  readonly topicId: string;
+}
+
+/** A block of producer ids handed to a broker (idempotent producers). */
+export interface ProducerIdsRecord {
+  readonly type: 'producerIds';
+  readonly v: 1;
+  readonly brokerId: BrokerId;
+  readonly brokerEpoch: number;
+  /** The first id not yet handed out after this block. */
+  readonly nextProducerId: number;
+}
+
+export type MetadataRecord =
+  | ClusterRecord
+  | RegisterBrokerRecord
+  | UnregisterBrokerRecord
+  | BrokerRegistrationChangeRecord
+  | TopicRecord
+  | PartitionRecord
+  | PartitionChangeRecord
+  | ConfigRecord
+  | RemoveTopicRecord
+  | ProducerIdsRecord;
+
+export type MetadataRecordType = MetadataRecord['type'];
