@@ -28,6 +28,7 @@ export const Errors = {
   NOT_LEADER_OR_FOLLOWER: e(6, 'NOT_LEADER_OR_FOLLOWER', true, 'This server is not the leader or a follower of this partition'),
   REQUEST_TIMED_OUT: e(7, 'REQUEST_TIMED_OUT', true, 'The request timed out'),
   MESSAGE_TOO_LARGE: e(10, 'MESSAGE_TOO_LARGE', false, 'The record batch is larger than the maximum the server accepts'),
+  NETWORK_EXCEPTION: e(13, 'NETWORK_EXCEPTION', true, 'The connection to the server was lost before a response arrived'),
   COORDINATOR_LOAD_IN_PROGRESS: e(14, 'COORDINATOR_LOAD_IN_PROGRESS', true, 'The coordinator is loading group state'),
   COORDINATOR_NOT_AVAILABLE: e(15, 'COORDINATOR_NOT_AVAILABLE', true, 'The group coordinator is not available'),
   NOT_COORDINATOR: e(16, 'NOT_COORDINATOR', true, 'This server is not the coordinator for this group'),

@@ -1,0 +1,174 @@
+// One client connection to a broker: many requests in flight, responses
+// matched by correlation id, each with its own timeout. Written against the
+// standard (browser) WebSocket interface, which `ws` also implements, and
+// imports no Node-only module: the WebSocket constructor is injected, so the
+// same client code can run in a browser.
+//
+// Failure is a value: a lost connection rejects every pending request with a
+// retriable NETWORK_EXCEPTION, a timeout with REQUEST_TIMED_OUT; an
+// undecodable response closes the link (the stream can no longer be trusted).
+
+import { decodeResponse, encodeRequest, CORRELATION_ID_MAX } from '../protocol/envelope.js';
+import { Errors, SluiceError } from '../util/errors.js';
+
+/** The part of the WHATWG WebSocket interface the client uses. */
+export interface WebSocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+
+export type WebSocketFactory = (url: string) => WebSocketLike;
+
+export interface ClientLinkOptions {
+  readonly factory: WebSocketFactory;
+  readonly clientId?: string;
+  readonly connectTimeoutMs?: number;
+  /** Requests awaiting a response; further requests wait in a bounded queue. */
+  readonly requestsInFlightMax?: number;
+  /** Requests waiting for an in-flight slot; beyond this, request() fails fast. */
+  readonly requestsQueuedMax?: number;
+}
+
+interface Pending {
+  resolve(body: unknown): void;
+  reject(err: Error): void;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+interface Queued {
+  frame: Uint8Array;
+  correlationId: number;
+  pending: Pending;
+  timeoutMs: number;
+}
+
+const OPEN = 1;
+
+export class ClientLink {
+  private nextCorrelationId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly queue: Queued[] = [];
+  private closedError: SluiceError | null = null;
+  private closeListeners: Array<(err: SluiceError) => void> = [];
+  private readonly inFlightMax: number;
+  private readonly queuedMax: number;
+
+  private constructor(readonly url: string, private readonly ws: WebSocketLike, private readonly opts: ClientLinkOptions) {
+    this.inFlightMax = opts.requestsInFlightMax ?? 1024;
+    this.queuedMax = opts.requestsQueuedMax ?? 65536;
+    ws.onmessage = (ev) => this.onMessage(ev.data);
+    ws.onclose = (ev) => this.fail(new SluiceError(Errors.NETWORK_EXCEPTION, `connection to ${url} closed (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`));
+    ws.onerror = () => {};
+  }
+
+  static connect(url: string, opts: ClientLinkOptions): Promise<ClientLink> {
+    return new Promise((resolve, reject) => {
+      let ws: WebSocketLike;
+      try {
+        ws = opts.factory(url);
+      } catch (err) {
+        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url}: ${(err as Error).message}`));
+        return;
+      }
+      ws.binaryType = 'arraybuffer';
+      const timer = setTimeout(() => {
+        ws.onopen = ws.onclose = ws.onerror = null;
+        ws.close();
+        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url}: timed out after ${opts.connectTimeoutMs ?? 10_000} ms`));
+      }, opts.connectTimeoutMs ?? 10_000);
+      ws.onopen = () => {
+        clearTimeout(timer);
+        resolve(new ClientLink(url, ws, opts));
+      };
+      ws.onerror = () => {};
+      ws.onclose = (ev) => {
+        clearTimeout(timer);
+        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url} (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`));
+      };
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.closedError === null && this.ws.readyState === OPEN;
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Sends a request and resolves with the response body (whatever its error codes say). */
+  request<T = unknown>(apiKey: number, apiVersion: number, body: object, timeoutMs: number): Promise<T> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    if (this.queue.length >= this.queuedMax) {
+      return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `too many requests queued on ${this.url}`));
+    }
+    const correlationId = this.nextCorrelationId;
+    this.nextCorrelationId = this.nextCorrelationId >= CORRELATION_ID_MAX ? 1 : this.nextCorrelationId + 1;
+    const frame = encodeRequest({ apiKey, apiVersion, correlationId, clientId: this.opts.clientId ?? null, body });
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = { resolve: resolve as (b: unknown) => void, reject, timer: null };
+      this.queue.push({ frame, correlationId, pending, timeoutMs });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.pending.size < this.inFlightMax && !this.closedError) {
+      const q = this.queue.shift()!;
+      q.pending.timer = setTimeout(() => {
+        if (this.pending.delete(q.correlationId)) {
+          q.pending.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `no response from ${this.url} within ${q.timeoutMs} ms`));
+          this.pump();
+        }
+      }, q.timeoutMs);
+      this.pending.set(q.correlationId, q.pending);
+      this.ws.send(q.frame);
+    }
+  }
+
+  private onMessage(data: unknown): void {
+    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : (data as Uint8Array);
+    const decoded = decodeResponse(bytes);
+    if (!decoded.ok) {
+      this.fail(new SluiceError(Errors.NETWORK_EXCEPTION, `undecodable response from ${this.url}: ${decoded.reason}`));
+      this.ws.close(1007, 'undecodable response');
+      return;
+    }
+    const pending = this.pending.get(decoded.value.correlationId);
+    if (!pending) return; // timed out already
+    this.pending.delete(decoded.value.correlationId);
+    if (pending.timer) clearTimeout(pending.timer);
+    pending.resolve(decoded.value.body);
+    this.pump();
+  }
+
+  private fail(err: SluiceError): void {
+    if (this.closedError) return;
+    this.closedError = err;
+    for (const p of this.pending.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
+    for (const q of this.queue.splice(0)) q.pending.reject(err);
+    for (const listener of this.closeListeners) listener(err);
+    this.closeListeners = [];
+  }
+
+  onClose(listener: (err: SluiceError) => void): void {
+    if (this.closedError) listener(this.closedError);
+    else this.closeListeners.push(listener);
+  }
+
+  close(): void {
+    this.fail(new SluiceError(Errors.NETWORK_EXCEPTION, `connection to ${this.url} closed by the client`));
+    this.ws.close(1000, 'bye');
+  }
+}

@@ -1,0 +1,154 @@
+// One client connection on a broker's WebSocket listener.
+//
+// Ordering: handlers are called synchronously, in arrival order, so any state
+// change a handler makes before its first `await` (a produce's append) happens
+// in the order the client sent the requests. Responses go back as handlers
+// finish — possibly out of order — matched by correlation id.
+//
+// Bounds: at most `requestsInFlightMax` requests are processed at once and at
+// most `sendBufferBytesMax` response bytes wait in the socket; past either,
+// the connection stops reading (ws pause → TCP back-pressure on the client)
+// until it drains. So a slow consumer cannot grow the broker's memory.
+//
+// Bad input: a text frame or an undecodable envelope closes the connection
+// with a logged reason; a well-formed envelope for an unknown API or version,
+// or with an invalid body, gets an error response. Nothing here throws into ws.
+
+import type { WebSocket, RawData } from 'ws';
+import { decodeRequest, encodeResponse, type RequestEnvelope } from '../protocol/envelope.js';
+import { apiName } from '../protocol/api-keys.js';
+import { Errors, SluiceError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import type { ConnectionLimits } from './limits.js';
+
+export interface ConnectionInfo {
+  readonly id: number;
+  readonly remoteAddress: string;
+  /** True once the socket is gone; long polls check it to stop early. */
+  readonly closed: boolean;
+}
+
+/** Returns the response body (sync or async). SluiceError → error body; anything else → UNKNOWN_SERVER_ERROR. */
+export type RequestHandler = (req: RequestEnvelope, conn: ConnectionInfo) => unknown | Promise<unknown>;
+
+/** Body of a response that failed as a whole. */
+export interface ErrorBody {
+  readonly errorCode: number;
+  readonly errorMessage: string;
+}
+
+export function errorBody(err: unknown): ErrorBody {
+  if (err instanceof SluiceError) return { errorCode: err.code, errorMessage: err.message };
+  return { errorCode: Errors.UNKNOWN_SERVER_ERROR.code, errorMessage: Errors.UNKNOWN_SERVER_ERROR.message };
+}
+
+export class ServerConnection implements ConnectionInfo {
+  private inFlight = 0;
+  /**
+   * Frames that arrived while at the in-flight limit. ws keeps emitting
+   * frames it had already buffered after pause(), so this holds at most what
+   * one socket read delivered; it is drained as slots free up.
+   */
+  private readonly backlog: RequestEnvelope[] = [];
+  private unsentBytes = 0;
+  private paused = false;
+  closed = false;
+
+  constructor(
+    readonly id: number,
+    readonly remoteAddress: string,
+    private readonly ws: WebSocket,
+    private readonly handler: RequestHandler,
+    private readonly limits: ConnectionLimits,
+    private readonly log: Logger,
+  ) {
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('close', () => {
+      this.closed = true;
+    });
+    ws.on('error', (err) => this.log.debug({ err: err.message, conn: id }, 'connection error'));
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    if (!isBinary) return this.closeWith(1003, 'text frames are not part of the protocol');
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const decoded = decodeRequest(bytes);
+    if (!decoded.ok) return this.closeWith(1007, `malformed frame: ${decoded.reason}`);
+    if (this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0) this.backlog.push(decoded.value);
+    else this.dispatch(decoded.value);
+  }
+
+  private dispatch(req: RequestEnvelope): void {
+    this.inFlight++;
+    this.updateFlow();
+    let result: unknown;
+    try {
+      result = this.handler(req, this);
+    } catch (err) {
+      this.finish(req, this.failure(req, err));
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then((body) => this.finish(req, body), (err) => this.finish(req, this.failure(req, err)));
+    } else {
+      this.finish(req, result);
+    }
+  }
+
+  private failure(req: RequestEnvelope, err: unknown): ErrorBody {
+    if (!(err instanceof SluiceError)) {
+      this.log.error({ err, api: apiName(req.apiKey), conn: this.id }, 'request handler failed');
+    }
+    return errorBody(err);
+  }
+
+  private finish(req: RequestEnvelope, body: unknown): void {
+    this.inFlight--;
+    if (this.closed) return;
+    this.send(req, body);
+    while (this.backlog.length > 0 && this.inFlight < this.limits.requestsInFlightMax && !this.closed) {
+      this.dispatch(this.backlog.shift()!);
+    }
+    this.updateFlow();
+  }
+
+  private send(req: RequestEnvelope, body: unknown): void {
+    let frame: Buffer;
+    try {
+      frame = encodeResponse({ correlationId: req.correlationId, body });
+    } catch (err) {
+      this.log.error({ err, api: apiName(req.apiKey) }, 'response encoding failed');
+      frame = encodeResponse({ correlationId: req.correlationId, body: errorBody(err) });
+    }
+    this.unsentBytes += frame.length;
+    this.ws.send(frame, { binary: true }, () => {
+      this.unsentBytes -= frame.length;
+      this.updateFlow();
+    });
+  }
+
+  /** Pauses reading while over a limit; resumes once back under half of it. */
+  private updateFlow(): void {
+    if (this.closed) return;
+    const busy = this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0;
+    const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
+    const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
+    if (over && !this.paused) {
+      this.paused = true;
+      this.ws.pause();
+    } else if (under && this.paused) {
+      this.paused = false;
+      this.ws.resume();
+    }
+  }
+
+  private closeWith(code: number, reason: string): void {
+    this.log.warn({ conn: this.id, remote: this.remoteAddress, reason }, 'closing connection');
+    this.closed = true;
+    this.ws.close(code, reason.slice(0, 120));
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+}
