@@ -61,6 +61,11 @@ export function decodeMetadataRecords(bytes: Uint8Array): MetadataRecord[] {
   return value.map(validate);
 }
 
+/** Validates already-unpacked values (e.g. inside a snapshot) as metadata records. */
+export function validateMetadataRecords(values: readonly unknown[]): MetadataRecord[] {
+  return values.map(validate);
+}
+
 function unpack(bytes: Uint8Array): unknown {
   try {
     return packr.unpack(bytes);

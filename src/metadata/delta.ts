@@ -57,9 +57,13 @@ export class MetadataDelta {
     this.replayRecord(record);
   }
 
-  /** Replays a snapshot's records, which together stand for metadata log index `offset`. */
-  replaySnapshot(records: readonly MetadataRecord[], offset: number): void {
-    assert(offset > this.offset, `snapshot at ${offset} is not after ${this.offset}`);
+  /**
+   * Replays records that together stand for metadata log index `offset`: the
+   * records of one Raft entry (a controller command's output, applied
+   * atomically), or a snapshot's payload.
+   */
+  replayBatch(records: readonly MetadataRecord[], offset: number): void {
+    assert(offset > this.offset, `metadata batch at ${offset} is not after ${this.offset}`);
     for (const record of records) this.replayRecord(record);
     this.offset = offset;
   }
@@ -239,6 +243,6 @@ function checkPartition(reg: PartitionRegistration, topicId: string, partition: 
 /** Rebuilds an image from a snapshot's records, standing for metadata log index `offset`. */
 export function imageFromRecords(records: readonly MetadataRecord[], offset: number): MetadataImage {
   const delta = new MetadataDelta(MetadataImage.EMPTY);
-  delta.replaySnapshot(records, offset);
+  delta.replayBatch(records, offset);
   return delta.apply();
 }
