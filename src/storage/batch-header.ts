@@ -24,6 +24,7 @@
 // Invariant kept by the callers: a stamped batch's CRC still verifies, because
 // baseOffset and partitionLeaderEpoch lie before the CRC'd range.
 
+import { assert } from '../util/assert.js';
 import { crc32c } from '../util/crc32c.js';
 import { Errors, SluiceError } from '../util/errors.js';
 
@@ -128,6 +129,8 @@ export function computeBatchCrc(buf: Buffer, pos = 0): number {
  * `end` bounds the bytes that belong to this buffer (defaults to its length).
  */
 export function batchProblem(buf: Buffer, pos = 0, end = buf.length): string | null {
+  // A caller bug, not bad bytes: reading past buf would throw a RangeError instead of a verdict.
+  assert(Number.isSafeInteger(pos) && pos >= 0 && end <= buf.length, `bad bounds [${pos}, ${end}) for ${buf.length} bytes`);
   if (end - pos < RECORD_BATCH_HEADER_BYTES) return `truncated header (${end - pos} bytes)`;
   const batchLength = buf.readInt32BE(pos + BATCH_LENGTH_OFFSET);
   if (batchLength < RECORD_BATCH_HEADER_BYTES - LOG_OVERHEAD_BYTES) return `batch length ${batchLength} below header size`;
