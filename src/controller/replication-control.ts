@@ -1,0 +1,238 @@
+// Topic and partition commands (pure) — Kafka's ReplicationControlManager:
+// create/delete topics, add partitions, AlterPartition from leaders,
+// preferred-leader elections and reassignments. Each returns records plus a
+// per-item response; an invalid item gets its error and contributes no
+// records, so one bad topic never half-creates another.
+
+import type { MetadataImage } from '../metadata/image.js';
+import type { BrokerId, MetadataRecord, PartitionRecord } from '../metadata/records.js';
+import { configValueProblem, topicConfigDef } from '../metadata/config-defs.js';
+import { Errors, SluiceError, type ErrorInfo } from '../util/errors.js';
+import type { Rng } from '../util/rng.js';
+import { brokerSetting, electionContext, isAcceptableLeader, noRecords, type CommandContext, type CommandResult } from './context.js';
+import { placeReplicas } from './decisions/placement.js';
+import { collidingTopicName, partitionCountProblem, replicationFactorProblem, topicNameProblem } from './decisions/topic-rules.js';
+import { decideAlterPartition, type AlterPartitionRequest } from './decisions/alter-partition.js';
+import { buildPartitionChange } from './decisions/partition-change.js';
+import { cancelReassignment, isReassigning, originalReplicas, startReassignment, targetReplicas } from './decisions/reassignment.js';
+
+export interface ItemError {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+}
+
+const ok: ItemError = { errorCode: 0, errorMessage: null };
+const fail = (info: ErrorInfo, message: string): ItemError => ({ errorCode: info.code, errorMessage: `${info.name}: ${message}` });
+const fromError = (e: SluiceError): ItemError => ({ errorCode: e.code, errorMessage: e.message });
+
+// ---------------------------------------------------------------- create topics
+
+export interface CreatableTopic {
+  readonly name: string;
+  /** -1 = num.partitions */
+  readonly numPartitions: number;
+  /** -1 = default.replication.factor */
+  readonly replicationFactor: number;
+  readonly configs: Readonly<Record<string, string>>;
+  /** Explicit assignment: one replica list per partition (overrides count and RF). */
+  readonly assignments?: readonly (readonly BrokerId[])[];
+}
+
+export interface CreatedTopic extends ItemError {
+  readonly name: string;
+  readonly topicId: string | null;
+  readonly numPartitions: number;
+  readonly replicationFactor: number;
+}
+
+export function newTopicId(rng: Rng): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  let id = '';
+  for (let i = 0; i < 22; i++) id += alphabet[rng.int(64)];
+  return id;
+}
+
+export function validateTopicConfigs(configs: Readonly<Record<string, string>>): SluiceError | null {
+  for (const [name, value] of Object.entries(configs)) {
+    const d = topicConfigDef(name);
+    if (!d) return new SluiceError(Errors.INVALID_CONFIG, `unknown topic config ${name}`);
+    const problem = configValueProblem(d, String(value));
+    if (problem) return new SluiceError(Errors.INVALID_CONFIG, problem);
+  }
+  return null;
+}
+
+function topicProblem(image: MetadataImage, t: CreatableTopic, seen: Set<string>): SluiceError | null {
+  const nameProblem = topicNameProblem(t.name);
+  if (nameProblem) return nameProblem;
+  if (image.topic(t.name) || seen.has(t.name)) return new SluiceError(Errors.TOPIC_ALREADY_EXISTS, `topic ${t.name} already exists`);
+  const collision = collidingTopicName(t.name, [...image.topicsByName.keys(), ...seen]);
+  if (collision) return new SluiceError(Errors.INVALID_TOPIC, `topic ${t.name} collides with ${collision} ('.' and '_' are interchangeable in metric names)`);
+  return validateTopicConfigs(t.configs);
+}
+
+function assignmentFor(ctx: CommandContext, t: CreatableTopic): { assignment: BrokerId[][] } | { error: SluiceError } {
+  const live = ctx.image.unfencedBrokers().filter((b) => !b.inControlledShutdown);
+  if (t.assignments && t.assignments.length > 0) {
+    for (const replicas of t.assignments) {
+      if (replicas.length === 0 || new Set(replicas).size !== replicas.length || replicas.some((b) => !ctx.image.brokers.has(b))) {
+        return { error: new SluiceError(Errors.INVALID_REPLICA_ASSIGNMENT, `invalid replica list ${replicas}`) };
+      }
+    }
+    return { assignment: t.assignments.map((r) => [...r]) };
+  }
+  const partitions = t.numPartitions === -1 ? Number(brokerSetting(ctx.image, 'num.partitions')) : t.numPartitions;
+  const rf = t.replicationFactor === -1 ? Number(brokerSetting(ctx.image, 'default.replication.factor')) : t.replicationFactor;
+  const problem = partitionCountProblem(partitions) ?? replicationFactorProblem(rf, live.length);
+  if (problem) return { error: problem };
+  return { assignment: placeReplicas(live.map((b) => ({ id: b.brokerId, rack: b.rack })), partitions, rf, ctx.rng) };
+}
+
+function partitionRecords(image: MetadataImage, topicId: string, assignment: BrokerId[][], first: number): PartitionRecord[] {
+  return assignment.map((replicas, i) => {
+    const isr = replicas.filter((b) => isAcceptableLeader(image, b));
+    const insync = isr.length > 0 ? isr : replicas.slice(0, 1);
+    return {
+      type: 'partition', v: 1, topicId, partition: first + i, replicas, isr: insync,
+      leader: isr.length > 0 ? isr[0]! : -1, leaderEpoch: 0, partitionEpoch: 0, addingReplicas: [], removingReplicas: [],
+    };
+  });
+}
+
+export function createTopics(ctx: CommandContext, topics: readonly CreatableTopic[], validateOnly = false): CommandResult<CreatedTopic[]> {
+  const records: MetadataRecord[] = [];
+  const seen = new Set<string>();
+  const response = topics.map((t): CreatedTopic => {
+    const base = { name: t.name, topicId: null, numPartitions: -1, replicationFactor: -1 };
+    const problem = topicProblem(ctx.image, t, seen);
+    if (problem) return { ...base, ...fromError(problem) };
+    const placed = assignmentFor(ctx, t);
+    if ('error' in placed) return { ...base, ...fromError(placed.error) };
+    seen.add(t.name);
+    const topicId = newTopicId(ctx.rng);
+    if (!validateOnly) {
+      records.push({ type: 'topic', v: 1, name: t.name, topicId });
+      records.push(...partitionRecords(ctx.image, topicId, placed.assignment, 0));
+      for (const [name, value] of Object.entries(t.configs)) {
+        records.push({ type: 'config', v: 1, resourceType: 'topic', resourceName: t.name, name, value: String(value) });
+      }
+    }
+    return { ...base, ...ok, topicId: validateOnly ? null : topicId, numPartitions: placed.assignment.length, replicationFactor: placed.assignment[0]!.length };
+  });
+  return { records, response };
+}
+
+// ---------------------------------------------------------------- delete, add partitions
+
+export function deleteTopics(ctx: CommandContext, names: readonly string[]): CommandResult<Array<ItemError & { name: string }>> {
+  const records: MetadataRecord[] = [];
+  const done = new Set<string>();
+  const response = names.map((name) => {
+    const topic = ctx.image.topic(name);
+    if (!topic || done.has(name)) return { name, ...fail(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`) };
+    done.add(name);
+    records.push({ type: 'removeTopic', v: 1, topicId: topic.topicId });
+    return { name, ...ok };
+  });
+  return { records, response };
+}
+
+export function createPartitions(ctx: CommandContext, name: string, totalCount: number, validateOnly = false): CommandResult<ItemError> {
+  const topic = ctx.image.topic(name);
+  if (!topic) return noRecords(fail(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`));
+  const current = topic.partitions.size;
+  if (totalCount <= current) return noRecords(fail(Errors.INVALID_PARTITIONS, `topic ${name} has ${current} partitions; the new count must be larger, got ${totalCount}`));
+  const countProblem = partitionCountProblem(totalCount);
+  if (countProblem) return noRecords(fromError(countProblem));
+  const rf = topic.partitions.get(0)?.replicas.length ?? 1;
+  const live = ctx.image.unfencedBrokers().filter((b) => !b.inControlledShutdown);
+  const rfProblem = replicationFactorProblem(rf, live.length);
+  if (rfProblem) return noRecords(fromError(rfProblem));
+  const assignment = placeReplicas(live.map((b) => ({ id: b.brokerId, rack: b.rack })), totalCount - current, rf, ctx.rng, current);
+  return { records: validateOnly ? [] : partitionRecords(ctx.image, topic.topicId, assignment, current), response: ok };
+}
+
+// ---------------------------------------------------------------- AlterPartition, elections
+
+export interface AlterPartitionResult extends ItemError {
+  readonly leader: BrokerId;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly isr: readonly BrokerId[];
+}
+
+export function alterPartition(ctx: CommandContext, req: AlterPartitionRequest): CommandResult<AlterPartitionResult> {
+  const topic = ctx.image.topicsById.get(req.topicId);
+  const reg = topic?.partitions.get(req.partition);
+  const decision = decideAlterPartition(reg, req, ctx.image.brokers.get(req.brokerId)?.brokerEpoch, electionContext(ctx.image, topic?.name ?? ''));
+  if (decision.error) {
+    return noRecords({ ...fail(decision.error, decision.message), leader: reg?.leader ?? -1, leaderEpoch: reg?.leaderEpoch ?? -1, partitionEpoch: reg?.partitionEpoch ?? -1, isr: reg?.isr ?? [] });
+  }
+  const { record, after } = decision.change;
+  return { records: record ? [record] : [], response: { ...ok, leader: after.leader, leaderEpoch: after.leaderEpoch, partitionEpoch: after.partitionEpoch, isr: after.isr } };
+}
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+export function electPreferredLeaders(ctx: CommandContext, partitions: readonly TopicPartition[] | null): CommandResult<Array<TopicPartition & ItemError>> {
+  const targets = partitions ?? [...ctx.image.topicsByName.values()].flatMap((t) => [...t.partitions.keys()].map((partition) => ({ topic: t.name, partition })));
+  const records: MetadataRecord[] = [];
+  const response = targets.map((tp) => {
+    const topic = ctx.image.topic(tp.topic);
+    const reg = topic?.partitions.get(tp.partition);
+    if (!topic || !reg) return { ...tp, ...fail(Errors.UNKNOWN_TOPIC_OR_PARTITION, `no partition ${tp.topic}-${tp.partition}`) };
+    if (reg.leader === reg.replicas[0]) return { ...tp, ...ok };
+    const change = buildPartitionChange(topic.topicId, tp.partition, reg, { preferredLeader: true }, electionContext(ctx.image, topic.name));
+    if (change.after.leader !== reg.replicas[0]) return { ...tp, ...fail(Errors.PREFERRED_LEADER_NOT_AVAILABLE, `broker ${reg.replicas[0]} cannot lead ${tp.topic}-${tp.partition} now`) };
+    if (change.record) records.push(change.record);
+    return { ...tp, ...ok };
+  });
+  return { records, response };
+}
+
+// ---------------------------------------------------------------- reassignment
+
+export interface ReassignmentItem extends TopicPartition {
+  /** Target replicas, or null to cancel. */
+  readonly replicas: readonly BrokerId[] | null;
+}
+
+export function alterReassignments(ctx: CommandContext, items: readonly ReassignmentItem[]): CommandResult<Array<TopicPartition & ItemError>> {
+  const records: MetadataRecord[] = [];
+  const response = items.map((item) => {
+    const tp = { topic: item.topic, partition: item.partition };
+    const topic = ctx.image.topic(item.topic);
+    const reg = topic?.partitions.get(item.partition);
+    if (!topic || !reg) return { ...tp, ...fail(Errors.UNKNOWN_TOPIC_OR_PARTITION, `no partition ${item.topic}-${item.partition}`) };
+    const ectx = electionContext(ctx.image, topic.name);
+    const decision = item.replicas === null
+      ? cancelReassignment(topic.topicId, item.partition, reg, ectx)
+      : startReassignment(topic.topicId, item.partition, reg, item.replicas, (b) => ctx.image.brokers.has(b), ectx);
+    if (decision.error) return { ...tp, ...fail(decision.error, decision.message) };
+    if (decision.change.record) records.push(decision.change.record);
+    return { ...tp, ...ok };
+  });
+  return { records, response };
+}
+
+export interface OngoingReassignment extends TopicPartition {
+  readonly replicas: readonly BrokerId[];
+  readonly addingReplicas: readonly BrokerId[];
+  readonly removingReplicas: readonly BrokerId[];
+  readonly original: readonly BrokerId[];
+  readonly target: readonly BrokerId[];
+}
+
+export function listReassignments(image: MetadataImage): OngoingReassignment[] {
+  const out: OngoingReassignment[] = [];
+  for (const topic of image.topicsByName.values()) {
+    for (const [partition, reg] of topic.partitions) {
+      if (!isReassigning(reg)) continue;
+      out.push({ topic: topic.name, partition, replicas: reg.replicas, addingReplicas: reg.addingReplicas, removingReplicas: reg.removingReplicas, original: originalReplicas(reg), target: targetReplicas(reg) });
+    }
+  }
+  return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+}

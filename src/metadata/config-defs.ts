@@ -1,0 +1,101 @@
+// The configuration keys Sluice understands, with Kafka's names, types and
+// defaults, and their validation. Topic-level keys override the broker/cluster
+// defaults (`log.`-prefixed where Kafka prefixes them). The controller
+// validates alter/create requests against this table; brokers read effective
+// values through effectiveTopicConfig().
+
+export type ConfigType = 'int' | 'long' | 'boolean' | 'string' | 'double';
+
+export interface ConfigDef {
+  readonly name: string;
+  readonly type: ConfigType;
+  readonly defaultValue: string;
+  readonly doc: string;
+  readonly min?: number;
+  readonly validValues?: readonly string[];
+  /** The broker-level key whose value is the default for this topic key. */
+  readonly brokerKey?: string;
+}
+
+const def = (d: ConfigDef) => d;
+
+export const TOPIC_CONFIGS: readonly ConfigDef[] = [
+  def({ name: 'cleanup.policy', type: 'string', defaultValue: 'delete', validValues: ['delete'], brokerKey: 'log.cleanup.policy', doc: 'What happens to old segments: deleted by retention (compaction is not supported yet)' }),
+  def({ name: 'retention.ms', type: 'long', defaultValue: '604800000', min: -1, brokerKey: 'log.retention.ms', doc: 'Delete closed segments older than this; -1 = keep forever' }),
+  def({ name: 'retention.bytes', type: 'long', defaultValue: '-1', min: -1, brokerKey: 'log.retention.bytes', doc: 'Delete oldest closed segments while a partition is larger than this; -1 = no limit' }),
+  def({ name: 'segment.bytes', type: 'int', defaultValue: '1073741824', min: 1024 * 14, brokerKey: 'log.segment.bytes', doc: 'Roll a new segment at this size' }),
+  def({ name: 'segment.ms', type: 'long', defaultValue: '604800000', min: 1, brokerKey: 'log.roll.ms', doc: 'Roll a new segment after this time' }),
+  def({ name: 'segment.index.bytes', type: 'int', defaultValue: '10485760', min: 8, brokerKey: 'log.index.size.max.bytes', doc: 'Maximum size of an offset index file' }),
+  def({ name: 'index.interval.bytes', type: 'int', defaultValue: '4096', min: 0, brokerKey: 'log.index.interval.bytes', doc: 'Bytes between offset index entries' }),
+  def({ name: 'max.message.bytes', type: 'int', defaultValue: '1048588', min: 0, brokerKey: 'message.max.bytes', doc: 'Largest record batch accepted' }),
+  def({ name: 'min.insync.replicas', type: 'int', defaultValue: '1', min: 1, brokerKey: 'min.insync.replicas', doc: 'Replicas that must hold a record before acks=all succeeds' }),
+  def({ name: 'unclean.leader.election.enable', type: 'boolean', defaultValue: 'false', brokerKey: 'unclean.leader.election.enable', doc: 'Allow an out-of-sync replica to lead (may lose records)' }),
+  def({ name: 'flush.messages', type: 'long', defaultValue: '9223372036854775807', min: 1, brokerKey: 'log.flush.interval.messages', doc: 'fsync after this many records (default: leave it to the OS)' }),
+  def({ name: 'flush.ms', type: 'long', defaultValue: '9223372036854775807', min: 0, brokerKey: 'log.flush.interval.ms', doc: 'fsync after this much time (default: leave it to the OS)' }),
+  def({ name: 'message.timestamp.type', type: 'string', defaultValue: 'CreateTime', validValues: ['CreateTime', 'LogAppendTime'], brokerKey: 'log.message.timestamp.type', doc: 'Which timestamp records carry' }),
+];
+
+/** Broker/cluster-level keys that are not just defaults of topic keys. */
+export const BROKER_CONFIGS: readonly ConfigDef[] = [
+  def({ name: 'num.partitions', type: 'int', defaultValue: '1', min: 1, doc: 'Partitions of a topic created without a count' }),
+  def({ name: 'default.replication.factor', type: 'int', defaultValue: '1', min: 1, doc: 'Replication factor of a topic created without one' }),
+  def({ name: 'replica.lag.time.max.ms', type: 'long', defaultValue: '30000', min: 1, doc: 'A follower that has not caught up for this long leaves the ISR' }),
+  def({ name: 'broker.session.timeout.ms', type: 'int', defaultValue: '9000', min: 1, doc: 'A broker whose heartbeats stop for this long is fenced' }),
+  def({ name: 'auto.leader.rebalance.enable', type: 'boolean', defaultValue: 'true', doc: 'Move leadership back to preferred replicas when they return' }),
+  def({ name: 'offsets.topic.replication.factor', type: 'int', defaultValue: '3', min: 1, doc: 'Replication factor of __consumer_offsets (capped at the live brokers)' }),
+  def({ name: 'offsets.topic.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __consumer_offsets' }),
+];
+
+const TOPIC_BY_NAME = new Map(TOPIC_CONFIGS.map((d) => [d.name, d]));
+const BROKER_BY_NAME = new Map([
+  ...BROKER_CONFIGS.map((d) => [d.name, d] as const),
+  ...TOPIC_CONFIGS.filter((d) => d.brokerKey).map((d) => [d.brokerKey!, { ...d, name: d.brokerKey! }] as const),
+]);
+
+export function topicConfigDef(name: string): ConfigDef | undefined {
+  return TOPIC_BY_NAME.get(name);
+}
+
+export function brokerConfigDef(name: string): ConfigDef | undefined {
+  return BROKER_BY_NAME.get(name);
+}
+
+/** Why `value` is not valid for `def`, or null. */
+export function configValueProblem(d: ConfigDef, value: string): string | null {
+  switch (d.type) {
+    case 'int':
+    case 'long': {
+      if (!/^-?\d+$/.test(value)) return `${d.name} must be an integer, got "${value}"`;
+      const n = Number(value);
+      if (d.type === 'int' && (n > 2147483647 || n < -2147483648)) return `${d.name} must fit in 32 bits`;
+      if (d.min !== undefined && n < d.min) return `${d.name} must be at least ${d.min}, got ${value}`;
+      return null;
+    }
+    case 'double':
+      return Number.isFinite(Number(value)) ? null : `${d.name} must be a number, got "${value}"`;
+    case 'boolean':
+      return value === 'true' || value === 'false' ? null : `${d.name} must be true or false, got "${value}"`;
+    case 'string':
+      return d.validValues && !d.validValues.includes(value) ? `${d.name} must be one of ${d.validValues.join(', ')}, got "${value}"` : null;
+  }
+}
+
+/**
+ * The effective value of a topic key: the topic's own setting, else the
+ * cluster-level setting of its broker key, else the built-in default.
+ */
+export function effectiveTopicConfig(
+  name: string,
+  topicConfigs: ReadonlyMap<string, string>,
+  clusterConfigs: ReadonlyMap<string, string>,
+): string {
+  const d = TOPIC_BY_NAME.get(name);
+  if (!d) throw new Error(`unknown topic config ${name}`);
+  return topicConfigs.get(name) ?? (d.brokerKey ? clusterConfigs.get(d.brokerKey) : undefined) ?? d.defaultValue;
+}
+
+export function effectiveBrokerConfig(name: string, clusterConfigs: ReadonlyMap<string, string>): string {
+  const d = BROKER_BY_NAME.get(name);
+  if (!d) throw new Error(`unknown broker config ${name}`);
+  return clusterConfigs.get(name) ?? d.defaultValue;
+}
