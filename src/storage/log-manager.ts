@@ -1,0 +1,312 @@
+// The log manager: owns every partition log under one data directory (Kafka's
+// LogManager). It opens all `<topic>-<partition>` directories at start, creates
+// and deletes logs, keeps the three offset checkpoint files of the data
+// directory, and — this is the shell — runs retention, flush checks and
+// checkpoints on timers. The retention decision itself is the pure
+// decideRetention (retention.ts) applied by each PartitionLog.
+//
+// Directory names: topic names may contain '-' and '.', partitions are
+// decimal, so a name is split on its LAST '-'. Other entries are ignored, and
+// so is the Raft metadata log (`__cluster_metadata-0`, owned by raft-node/).
+// A log being deleted is first renamed to `<name>.<n>-delete` (which no longer
+// parses as a partition), then removed; a leftover one is removed at start.
+//
+// Checkpoints (checkpoint.ts format) hold one line per open log:
+//   recovery-point-offset-checkpoint   offset below which the log is fsynced
+//   replication-offset-checkpoint      high watermark
+//   log-start-offset-checkpoint        log start offset (after DeleteRecords)
+// A missing or malformed checkpoint reads as empty, which is always safe: it
+// means full recovery, a high watermark re-learned from replication, and a log
+// start at the first segment.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SystemClock, type Clock } from '../util/clock.js';
+import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import {
+  LOG_START_OFFSET_CHECKPOINT_FILE,
+  RECOVERY_POINT_CHECKPOINT_FILE,
+  REPLICATION_OFFSET_CHECKPOINT_FILE,
+  readOffsetCheckpoint,
+  writeOffsetCheckpoint,
+  type PartitionOffset,
+} from './checkpoint.js';
+import { fsyncDir } from './fs-util.js';
+import { DEFAULT_LOG_MANAGER_CONFIG, NEVER, type LogConfig, type LogManagerConfig } from './log-config.js';
+import { PartitionLog } from './partition-log.js';
+
+export const METADATA_TOPIC = '__cluster_metadata';
+const TOPIC_NAME_PATTERN = /^[a-zA-Z0-9._-]{1,249}$/;
+const PARTITION_PATTERN = /^\d{1,9}$/;
+const DELETE_DIR_SUFFIX = '-delete';
+/** setInterval cannot wait longer than this; longer intervals mean "never". */
+const TIMER_DELAY_MAX_MS = 2 ** 31 - 1;
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export function partitionDirName(topic: string, partition: number): string {
+  return `${topic}-${partition}`;
+}
+
+/** The topic-partition a directory name stands for, or null if it is not one. */
+export function parsePartitionDirName(name: string): TopicPartition | null {
+  const dash = name.lastIndexOf('-');
+  if (dash <= 0) return null;
+  const topic = name.slice(0, dash);
+  const partition = name.slice(dash + 1);
+  if (!PARTITION_PATTERN.test(partition) || !isValidTopicName(topic)) return null;
+  return { topic, partition: Number(partition) };
+}
+
+export function isValidTopicName(topic: string): boolean {
+  return TOPIC_NAME_PATTERN.test(topic) && topic !== '.' && topic !== '..';
+}
+
+export interface LogManagerOptions {
+  dataDir: string;
+  /** Broker-wide defaults for every log (over DEFAULT_LOG_CONFIG). */
+  logConfig?: Partial<LogConfig>;
+  managerConfig?: Partial<LogManagerConfig>;
+  /** Per-topic overrides known at start (e.g. from the metadata image). */
+  topicConfig?: (topic: string) => Partial<LogConfig>;
+  /** Which topics' directories this manager owns; default: all but the metadata log. */
+  isManagedTopic?: (topic: string) => boolean;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface ManagedLog extends TopicPartition {
+  log: PartitionLog;
+}
+
+export class LogManager {
+  readonly dataDir: string;
+  private readonly logs = new Map<string, ManagedLog>();
+  private readonly topicOverrides = new Map<string, Partial<LogConfig>>();
+  private readonly brokerConfig: Partial<LogConfig>;
+  private readonly managerConfig: LogManagerConfig;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly isManagedTopic: (topic: string) => boolean;
+  private readonly topicConfig: (topic: string) => Partial<LogConfig>;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private deletions = 0;
+  private closed = false;
+
+  private constructor(opts: LogManagerOptions) {
+    this.dataDir = opts.dataDir;
+    this.brokerConfig = opts.logConfig ?? {};
+    this.managerConfig = { ...DEFAULT_LOG_MANAGER_CONFIG, ...opts.managerConfig };
+    this.clock = opts.clock ?? SystemClock;
+    this.logger = (opts.logger ?? silentLogger).child({ component: 'log-manager' });
+    this.isManagedTopic = opts.isManagedTopic ?? ((topic) => topic !== METADATA_TOPIC);
+    this.topicConfig = opts.topicConfig ?? (() => ({}));
+  }
+
+  /** Opens (recovering as needed) every partition log under `opts.dataDir`. */
+  static open(opts: LogManagerOptions): LogManager {
+    const manager = new LogManager(opts);
+    manager.loadLogs();
+    return manager;
+  }
+
+  private loadLogs(): void {
+    fs.mkdirSync(this.dataDir, { recursive: true });
+    const recoveryPoints = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT_FILE);
+    const startOffsets = this.readCheckpoint(LOG_START_OFFSET_CHECKPOINT_FILE);
+    const highWatermarks = this.readCheckpoint(REPLICATION_OFFSET_CHECKPOINT_FILE);
+    for (const entry of fs.readdirSync(this.dataDir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      if (entry.name.endsWith(DELETE_DIR_SUFFIX)) {
+        fs.rmSync(path.join(this.dataDir, entry.name), { recursive: true, force: true });
+        continue;
+      }
+      const tp = parsePartitionDirName(entry.name);
+      if (tp === null || !this.isManagedTopic(tp.topic)) continue;
+      const key = entry.name;
+      this.openLog(tp, {
+        recoveryPoint: recoveryPoints.get(key) ?? 0,
+        logStartOffset: startOffsets.get(key) ?? 0,
+        highWatermark: highWatermarks.get(key) ?? 0,
+      });
+    }
+    this.logger.info({ dataDir: this.dataDir, logs: this.logs.size }, 'loaded logs');
+  }
+
+  private readCheckpoint(file: string): Map<string, number> {
+    try {
+      const entries = readOffsetCheckpoint(path.join(this.dataDir, file));
+      return new Map(entries.map((e) => [partitionDirName(e.topic, e.partition), e.offset]));
+    } catch (err) {
+      if (!isSluiceError(err)) throw err;
+      this.logger.warn({ file, err: err.message }, 'ignoring unreadable checkpoint');
+      return new Map();
+    }
+  }
+
+  private openLog(tp: TopicPartition, offsets: { recoveryPoint: number; logStartOffset: number; highWatermark: number }): PartitionLog {
+    const name = partitionDirName(tp.topic, tp.partition);
+    const log = PartitionLog.open({
+      dir: path.join(this.dataDir, name),
+      config: this.configFor(tp.topic),
+      clock: this.clock,
+      logger: this.logger.child({ topic: tp.topic, partition: tp.partition }),
+      ...offsets,
+    });
+    this.logs.set(name, { ...tp, log });
+    return log;
+  }
+
+  private configFor(topic: string): Partial<LogConfig> {
+    const overrides = this.topicOverrides.get(topic) ?? this.topicConfig(topic);
+    this.topicOverrides.set(topic, overrides);
+    return { ...this.brokerConfig, ...overrides };
+  }
+
+  getLog(topic: string, partition: number): PartitionLog | undefined {
+    return this.logs.get(partitionDirName(topic, partition))?.log;
+  }
+
+  allLogs(): ManagedLog[] {
+    return [...this.logs.values()];
+  }
+
+  /** The log of `topic`-`partition`, created empty if it does not exist yet. */
+  getOrCreateLog(topic: string, partition: number): PartitionLog {
+    this.ensureOpen();
+    const existing = this.getLog(topic, partition);
+    if (existing !== undefined) return existing;
+    if (!isValidTopicName(topic) || !this.isManagedTopic(topic)) {
+      throw new SluiceError(Errors.INVALID_TOPIC, `cannot host a log for topic ${JSON.stringify(topic)}`, { topic });
+    }
+    if (!Number.isInteger(partition) || partition < 0 || !PARTITION_PATTERN.test(String(partition))) {
+      throw new SluiceError(Errors.INVALID_PARTITIONS, `bad partition ${partition}`, { topic, partition });
+    }
+    const log = this.openLog({ topic, partition }, { recoveryPoint: 0, logStartOffset: 0, highWatermark: 0 });
+    fsyncDir(this.dataDir);
+    return log;
+  }
+
+  /**
+   * Closes and removes the log's directory (rename first, so a crash midway
+   * leaves a `-delete` directory that the next start finishes off), then
+   * rewrites the checkpoints without it. Returns whether the log existed.
+   */
+  deleteLog(topic: string, partition: number): boolean {
+    this.ensureOpen();
+    const name = partitionDirName(topic, partition);
+    const managed = this.logs.get(name);
+    if (managed === undefined) return false;
+    managed.log.closeForDelete();
+    this.logs.delete(name);
+    const doomed = path.join(this.dataDir, `${name}.${this.clock.nowMs()}.${this.deletions++}${DELETE_DIR_SUFFIX}`);
+    fs.renameSync(path.join(this.dataDir, name), doomed);
+    fsyncDir(this.dataDir);
+    fs.rmSync(doomed, { recursive: true, force: true });
+    this.checkpointAll();
+    return true;
+  }
+
+  /** Sets a topic's overrides (replacing earlier ones) and applies them to its open logs. */
+  updateTopicConfig(topic: string, overrides: Partial<LogConfig>): void {
+    this.topicOverrides.set(topic, overrides);
+    for (const m of this.logs.values()) {
+      if (m.topic === topic) m.log.updateConfig({ ...this.brokerConfig, ...overrides });
+    }
+  }
+
+  // ---- periodic work (each also callable directly) ---------------------------
+
+  /** Runs retention on every log; returns the number of segments deleted. */
+  runRetention(): number {
+    let deleted = 0;
+    for (const m of this.logs.values()) deleted += m.log.deleteOldSegments();
+    return deleted;
+  }
+
+  /** Flushes the logs whose flush.ms has passed; returns how many it flushed. */
+  flushDueLogs(): number {
+    const now = this.clock.nowMs();
+    let flushed = 0;
+    for (const m of this.logs.values()) if (m.log.maybeFlush(now)) flushed++;
+    return flushed;
+  }
+
+  checkpointRecoveryPoints(): void {
+    this.writeCheckpoint(RECOVERY_POINT_CHECKPOINT_FILE, (log) => log.recoveryPoint);
+  }
+
+  checkpointHighWatermarks(): void {
+    this.writeCheckpoint(REPLICATION_OFFSET_CHECKPOINT_FILE, (log) => log.highWatermark);
+  }
+
+  checkpointLogStartOffsets(): void {
+    this.writeCheckpoint(LOG_START_OFFSET_CHECKPOINT_FILE, (log) => log.logStartOffset);
+  }
+
+  checkpointAll(): void {
+    this.checkpointRecoveryPoints();
+    this.checkpointHighWatermarks();
+    this.checkpointLogStartOffsets();
+  }
+
+  private writeCheckpoint(file: string, offsetOf: (log: PartitionLog) => number): void {
+    const entries: PartitionOffset[] = [...this.logs.values()]
+      .map((m) => ({ topic: m.topic, partition: m.partition, offset: offsetOf(m.log) }))
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    writeOffsetCheckpoint(path.join(this.dataDir, file), entries);
+  }
+
+  /** Starts the timers for retention, flush.ms checks and the checkpoints. */
+  start(): void {
+    this.ensureOpen();
+    if (this.timers.length > 0) return;
+    const c = this.managerConfig;
+    this.every(c.retentionCheckIntervalMs, 'retention', () => this.runRetention());
+    this.every(c.flushSchedulerIntervalMs, 'flush', () => this.flushDueLogs());
+    this.every(c.flushOffsetCheckpointIntervalMs, 'recovery-point checkpoint', () => this.checkpointRecoveryPoints());
+    this.every(c.flushStartOffsetCheckpointIntervalMs, 'log-start-offset checkpoint', () => this.checkpointLogStartOffsets());
+    this.every(c.highWatermarkCheckpointIntervalMs, 'high-watermark checkpoint', () => this.checkpointHighWatermarks());
+  }
+
+  private every(intervalMs: number, what: string, task: () => unknown): void {
+    if (intervalMs >= NEVER || intervalMs > TIMER_DELAY_MAX_MS) return;
+    const timer = setInterval(() => {
+      try {
+        task();
+      } catch (err) {
+        this.logger.error({ task: what, err: String(err) }, 'log manager task failed');
+      }
+    }, intervalMs);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /** Stops the timers, closes every log cleanly, and writes the checkpoints. */
+  close(): void {
+    if (this.closed) return;
+    this.stop();
+    for (const m of this.logs.values()) {
+      try {
+        m.log.close();
+      } catch (err) {
+        this.logger.error({ topic: m.topic, partition: m.partition, err: String(err) }, 'failed to close log');
+      }
+    }
+    this.checkpointAll();
+    this.closed = true;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new SluiceError(Errors.KAFKA_STORAGE_ERROR, 'log manager is closed');
+  }
+}

@@ -1,0 +1,585 @@
+// The log of one partition replica: an ordered list of segments, of which the
+// last is active (Kafka's UnifiedLog/LocalLog). It appends record batches as
+// opaque bytes — validating only the header and CRC, stamping offsets and the
+// leader epoch in place — and serves reads as whole batches straight from the
+// segment files. Records are never decoded here.
+//
+// Three offsets are tracked separately (style rule: written, flushed,
+// committed):
+//   logEndOffset (LEO)  next offset to be written;
+//   recoveryPoint       everything below is fsynced (moves on flush(), and in
+//                       the background after each roll);
+//   highWatermark       set by replication; retention never deletes past it.
+// Invariants (checked after every mutation):
+//   segments[0].baseOffset <= logStartOffset <= highWatermark <= LEO,
+//   recoveryPoint <= LEO, LEO === active segment's nextOffset,
+//   and the segments hold offsets in order, each batch whole and valid.
+// An append either completes or leaves the log as it was: validation happens
+// before any byte is written, and a failed write leaves the segment's size
+// unchanged (the stray bytes past it are never read).
+
+import * as path from 'node:path';
+import { AssertionError, assert } from '../util/assert.js';
+import { SystemClock, type Clock } from '../util/clock.js';
+import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from './batch-header.js';
+import { validateAppend, type IncomingBatch } from './append-validation.js';
+import { fsyncDir, fsyncDirAsync, writeFileAtomic } from './fs-util.js';
+import type { EpochEntry } from './checkpoint.js';
+import { type EpochEndOffset, type LeaderEpochCache } from './leader-epoch-cache.js';
+import { DEFAULT_LOG_CONFIG, validateLogConfig, type LogConfig } from './log-config.js';
+import { CLEAN_SHUTDOWN_FILE, loadLog } from './log-loader.js';
+import { decideRetention, type SegmentSummary } from './retention.js';
+import { LogSegment } from './segment.js';
+
+const INT32_MAX = 2 ** 31 - 1;
+const EMPTY = Buffer.alloc(0);
+
+export interface PartitionLogOptions {
+  dir: string;
+  /** Overrides of DEFAULT_LOG_CONFIG. */
+  config?: Partial<LogConfig>;
+  clock?: Clock;
+  logger?: Logger;
+  /** From recovery-point-offset-checkpoint; 0 (recover everything) if unknown. */
+  recoveryPoint?: number;
+  /** From log-start-offset-checkpoint; 0 if unknown. */
+  logStartOffset?: number;
+  /** From replication-offset-checkpoint; clamped into [logStartOffset, LEO]. */
+  highWatermark?: number;
+}
+
+export interface AppendInfo {
+  /** Offset of the first record appended. */
+  baseOffset: number;
+  /** Offset of the last record appended. */
+  lastOffset: number;
+  maxTimestamp: number;
+  batchCount: number;
+  recordCount: number;
+  sizeBytes: number;
+  logStartOffset: number;
+}
+
+export interface ReadOptions {
+  /** Exclusive upper bound (e.g. the high watermark): no batch holding this offset or later is returned. */
+  maxOffset?: number;
+}
+
+export interface ReadResult {
+  /** Whole batches, back to back, exactly as stored; empty at the end of the log. */
+  records: Buffer;
+  /** Base offset of the first batch (may be below the requested offset, which lies inside it). */
+  firstOffset: number;
+  /** Offset after the last record returned: where the next read continues. */
+  nextOffset: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  highWatermark: number;
+}
+
+export interface SegmentInfo {
+  baseOffset: number;
+  nextOffset: number;
+  sizeBytes: number;
+  maxTimestamp: number;
+}
+
+export class PartitionLog {
+  private config: LogConfig;
+  private segments: LogSegment[];
+  private _logStartOffset: number;
+  private _logEndOffset: number;
+  private _recoveryPoint: number;
+  private _highWatermark: number;
+  private readonly epochCache: LeaderEpochCache;
+  private unflushedMessages = 0;
+  private lastFlushMs: number;
+  /** Bumped by every truncation, so a background flush begun before one cannot move the recovery point. */
+  private truncations = 0;
+  /** Background flushes of rolled segments, run one after another so the recovery point moves in order. */
+  private flushChain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    config: LogConfig,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    loaded: ReturnType<typeof loadLog>,
+    highWatermark: number,
+  ) {
+    this.config = config;
+    this.segments = loaded.segments;
+    this._logStartOffset = loaded.logStartOffset;
+    this._logEndOffset = this.active.nextOffset;
+    this._recoveryPoint = loaded.recoveryPoint;
+    this._highWatermark = Math.min(Math.max(highWatermark, this._logStartOffset), this._logEndOffset);
+    this.epochCache = loaded.epochCache;
+    this.lastFlushMs = clock.nowMs();
+    for (const s of loaded.unflushed) this.scheduleBackgroundFlush(s, s.nextOffset);
+    this.checkInvariants();
+  }
+
+  /** Opens (creating if absent) the log in `opts.dir`, recovering it if needed (log-loader.ts). */
+  static open(opts: PartitionLogOptions): PartitionLog {
+    const config = validateLogConfig({ ...DEFAULT_LOG_CONFIG, ...opts.config });
+    const clock = opts.clock ?? SystemClock;
+    const logger = opts.logger ?? silentLogger;
+    const loaded = loadLog({
+      dir: opts.dir,
+      config,
+      clock,
+      logger,
+      recoveryPoint: opts.recoveryPoint ?? 0,
+      logStartOffset: opts.logStartOffset ?? 0,
+    });
+    if (loaded.unflushed.length > 0) {
+      logger.info({ dir: opts.dir, recoveredSegments: loaded.unflushed.length, truncatedBytes: loaded.truncatedBytes }, 'recovered log');
+    }
+    return new PartitionLog(opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0);
+  }
+
+  get logStartOffset(): number {
+    return this._logStartOffset;
+  }
+  get logEndOffset(): number {
+    return this._logEndOffset;
+  }
+  get recoveryPoint(): number {
+    return this._recoveryPoint;
+  }
+  get highWatermark(): number {
+    return this._highWatermark;
+  }
+  get sizeBytes(): number {
+    return this.segments.reduce((sum, s) => sum + s.sizeBytes, 0);
+  }
+  get numberOfSegments(): number {
+    return this.segments.length;
+  }
+  get logConfig(): Readonly<LogConfig> {
+    return this.config;
+  }
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private get active(): LogSegment {
+    return this.segments[this.segments.length - 1]!;
+  }
+
+  segmentInfos(): SegmentInfo[] {
+    return this.segments.map((s) => ({ baseOffset: s.baseOffset, nextOffset: s.nextOffset, sizeBytes: s.sizeBytes, maxTimestamp: s.maxTimestamp }));
+  }
+
+  /** Applies new settings; index sizes and intervals take effect from the next segment. */
+  updateConfig(overrides: Partial<LogConfig>): void {
+    this.config = validateLogConfig({ ...this.config, ...overrides });
+  }
+
+  // ---- appends -------------------------------------------------------------
+
+  /**
+   * Leader append: validates every batch in `batches` (size, structure, CRC,
+   * record count), then stamps consecutive offsets from the LEO and
+   * `leaderEpoch` into the headers in place and writes them. Throws
+   * MESSAGE_TOO_LARGE, CORRUPT_MESSAGE or FENCED_LEADER_EPOCH without touching
+   * the log.
+   */
+  append(batches: Buffer, opts: { leaderEpoch: number }): AppendInfo {
+    this.ensureOpen();
+    const epoch = opts.leaderEpoch;
+    assert(Number.isInteger(epoch) && epoch >= 0 && epoch <= INT32_MAX, 'append: leader epoch must be an int32 >= 0');
+    if (epoch < this.epochCache.latestEpoch()) {
+      throw new SluiceError(Errors.FENCED_LEADER_EPOCH, `append with leader epoch ${epoch} below the log's ${this.epochCache.latestEpoch()}`,
+        { leaderEpoch: epoch, latestEpoch: this.epochCache.latestEpoch() });
+    }
+    const incoming = validateAppend(batches, true, this.config);
+    let next = this._logEndOffset;
+    for (const b of incoming) {
+      stampBatch(batches, b.offsetInBuffer, next, epoch);
+      b.baseOffset = next;
+      b.lastOffset = next + lastOffsetDeltaOf(batches, b.offsetInBuffer);
+      b.leaderEpoch = epoch;
+      next = b.lastOffset + 1;
+    }
+    return this.appendValidated(batches, incoming);
+  }
+
+  /**
+   * Follower append: batches already stamped by the leader, which must start
+   * exactly at the LEO and be contiguous (else OFFSET_OUT_OF_RANGE) with leader
+   * epochs that never go below the log's latest (else FENCED_LEADER_EPOCH).
+   * An empty buffer is a no-op.
+   */
+  appendAsFollower(batches: Buffer): AppendInfo {
+    this.ensureOpen();
+    if (batches.length === 0) return this.emptyAppendInfo();
+    const incoming = validateAppend(batches, false, this.config);
+    let expected = this._logEndOffset;
+    let epoch = this.epochCache.latestEpoch();
+    for (const b of incoming) {
+      if (b.baseOffset !== expected) {
+        throw new SluiceError(Errors.OFFSET_OUT_OF_RANGE, `follower batch at offset ${b.baseOffset}, expected ${expected}`,
+          { logStartOffset: this._logStartOffset, logEndOffset: this._logEndOffset, baseOffset: b.baseOffset });
+      }
+      if (b.leaderEpoch >= 0 && b.leaderEpoch < epoch) {
+        throw new SluiceError(Errors.FENCED_LEADER_EPOCH, `follower batch at ${b.baseOffset} has leader epoch ${b.leaderEpoch} below ${epoch}`,
+          { leaderEpoch: b.leaderEpoch, latestEpoch: epoch });
+      }
+      epoch = Math.max(epoch, b.leaderEpoch);
+      expected = b.lastOffset + 1;
+    }
+    return this.appendValidated(batches, incoming);
+  }
+
+  private appendValidated(buf: Buffer, batches: IncomingBatch[]): AppendInfo {
+    const first = batches[0]!;
+    const last = batches[batches.length - 1]!;
+    const nowMs = this.clock.nowMs();
+    if (this.active.shouldRoll(buf.length, last.lastOffset, nowMs, this.config)) this.roll();
+    try {
+      this.active.append(buf, 0, buf.length, batches, nowMs);
+    } catch (err) {
+      throw storageError(err, `append to ${this.dir}`);
+    }
+    this._logEndOffset = last.lastOffset + 1;
+    let maxTimestamp = -1;
+    let recordCount = 0;
+    for (const b of batches) {
+      if (b.leaderEpoch >= 0 && b.leaderEpoch > this.epochCache.latestEpoch()) {
+        this.epochCache.assign(b.leaderEpoch, b.baseOffset);
+        this.epochCache.checkpoint();
+      }
+      maxTimestamp = Math.max(maxTimestamp, b.maxTimestamp);
+      recordCount += b.recordCount;
+    }
+    this.unflushedMessages += recordCount;
+    this.maybeFlush(nowMs);
+    this.checkInvariants();
+    return {
+      baseOffset: first.baseOffset,
+      lastOffset: last.lastOffset,
+      maxTimestamp,
+      batchCount: batches.length,
+      recordCount,
+      sizeBytes: buf.length,
+      logStartOffset: this._logStartOffset,
+    };
+  }
+
+  private emptyAppendInfo(): AppendInfo {
+    return {
+      baseOffset: this._logEndOffset,
+      lastOffset: this._logEndOffset - 1,
+      maxTimestamp: -1,
+      batchCount: 0,
+      recordCount: 0,
+      sizeBytes: 0,
+      logStartOffset: this._logStartOffset,
+    };
+  }
+
+  /**
+   * Closes the active segment and starts a new one at the LEO (a no-op when the
+   * active segment is empty). The closed segment is fsynced in the background;
+   * when that finishes the recovery point moves to its end.
+   */
+  roll(): void {
+    this.ensureOpen();
+    const old = this.active;
+    if (old.isEmpty) return;
+    old.sealTimeIndex();
+    old.persistIndexes();
+    this.segments.push(LogSegment.create(this.dir, this._logEndOffset, this.config));
+    this.scheduleBackgroundFlush(old, this._logEndOffset);
+  }
+
+  private scheduleBackgroundFlush(segment: LogSegment, upTo: number): void {
+    const generation = this.truncations;
+    this.flushChain = this.flushChain
+      .then(() => segment.flushAsync())
+      .then(() => new Promise<void>((resolve, reject) => fsyncDirAsync(this.dir, (err) => (err ? reject(err) : resolve()))))
+      .then(() => {
+        if (!this.closed && generation === this.truncations && upTo > this._recoveryPoint) {
+          this._recoveryPoint = Math.min(upTo, this._logEndOffset);
+        }
+      })
+      .catch((err: unknown) => this.logger.error({ dir: this.dir, err: String(err) }, 'background flush of a rolled segment failed'));
+  }
+
+  /** Resolves when the background flushes started so far have finished (tests, orderly shutdown). */
+  whenBackgroundFlushed(): Promise<void> {
+    return this.flushChain;
+  }
+
+  // ---- flushing ------------------------------------------------------------
+
+  /** fsyncs every segment holding unflushed data, then moves the recovery point to the LEO. */
+  flush(): void {
+    this.ensureOpen();
+    try {
+      for (const s of this.segments) if (s.nextOffset > this._recoveryPoint || s === this.active) s.flush();
+      fsyncDir(this.dir);
+    } catch (err) {
+      throw storageError(err, `flush of ${this.dir}`);
+    }
+    this._recoveryPoint = this._logEndOffset;
+    this.unflushedMessages = 0;
+    this.lastFlushMs = this.clock.nowMs();
+  }
+
+  /** Flushes if flush.messages or flush.ms says so; returns whether it did. */
+  maybeFlush(nowMs = this.clock.nowMs()): boolean {
+    const due = this.unflushedMessages >= this.config.flushMessages ||
+      (this._logEndOffset > this._recoveryPoint && nowMs - this.lastFlushMs >= this.config.flushMs);
+    if (due) this.flush();
+    return due;
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  /**
+   * Whole batches from the one holding `fromOffset`: up to `maxBytes`, but
+   * always at least one batch when any is available, even if it is larger.
+   * Empty at the LEO (or at `opts.maxOffset`). OFFSET_OUT_OF_RANGE, with the
+   * log's bounds in `details`, below the log start offset or past the LEO.
+   */
+  read(fromOffset: number, maxBytes: number, opts: ReadOptions = {}): ReadResult {
+    this.ensureOpen();
+    if (!(fromOffset >= this._logStartOffset && fromOffset <= this._logEndOffset)) {
+      throw new SluiceError(Errors.OFFSET_OUT_OF_RANGE,
+        `offset ${fromOffset} is outside [${this._logStartOffset}, ${this._logEndOffset}]`,
+        { logStartOffset: this._logStartOffset, logEndOffset: this._logEndOffset });
+    }
+    const limit = Math.min(opts.maxOffset ?? this._logEndOffset, this._logEndOffset);
+    for (let i = this.floorSegmentIndex(fromOffset); i < this.segments.length && fromOffset < limit; i++) {
+      const seg = this.segments[i]!;
+      const first = seg.translateOffset(fromOffset);
+      if (first === null) continue;
+      if (first.lastOffset >= limit) break;
+      const maxPosition = limit >= seg.nextOffset ? seg.sizeBytes : seg.translateOffset(limit)!.position;
+      const { records, lastBatchStart } = seg.read(first.position, first.sizeBytes, maxBytes, maxPosition);
+      return this.readResult(records, first.baseOffset, lastOffsetOf(records, lastBatchStart) + 1);
+    }
+    return this.readResult(EMPTY, fromOffset, fromOffset);
+  }
+
+  private readResult(records: Buffer, firstOffset: number, nextOffset: number): ReadResult {
+    return {
+      records,
+      firstOffset,
+      nextOffset,
+      logStartOffset: this._logStartOffset,
+      logEndOffset: this._logEndOffset,
+      highWatermark: this._highWatermark,
+    };
+  }
+
+  /**
+   * The first offset (>= the log start offset) of the first batch whose max
+   * timestamp is >= `timestamp`, found through the time indexes; null if no
+   * batch is that recent.
+   */
+  offsetForTimestamp(timestamp: number): number | null {
+    this.ensureOpen();
+    for (const seg of this.segments) {
+      if (seg.maxTimestamp < timestamp || seg.nextOffset <= this._logStartOffset) continue;
+      const hit = seg.findByTimestamp(timestamp, this._logStartOffset);
+      if (hit !== null) return Math.max(hit.baseOffset, this._logStartOffset);
+    }
+    return null;
+  }
+
+  /** Index of the last segment whose base offset is <= `offset` (0 if none). */
+  private floorSegmentIndex(offset: number): number {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.segments[mid]!.baseOffset <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  // ---- leader epochs ----------------------------------------------------------
+
+  /** KIP-101/279: the largest epoch <= `epoch` and where it ends in this log. */
+  endOffsetForEpoch(epoch: number): EpochEndOffset {
+    return this.epochCache.endOffsetForEpoch(epoch, this._logEndOffset);
+  }
+
+  latestEpoch(): number {
+    return this.epochCache.latestEpoch();
+  }
+
+  epochEntries(): readonly EpochEntry[] {
+    return this.epochCache.all();
+  }
+
+  // ---- truncation, retention, start offset ----------------------------------
+
+  /**
+   * Drops every batch that holds an offset >= `offset` (batches are never
+   * split, so the new LEO is <= `offset`: the end of the last batch kept), and
+   * the leader epochs starting at or after it. Returns the new LEO.
+   */
+  truncateTo(offset: number): number {
+    this.ensureOpen();
+    assert(Number.isSafeInteger(offset) && offset >= 0, `truncateTo(${offset})`);
+    if (offset >= this._logEndOffset) return this._logEndOffset;
+    if (offset < this.segments[0]!.baseOffset) {
+      this.truncateFullyAndStartAt(offset);
+      return offset;
+    }
+    this.truncations++;
+    const keep = this.floorSegmentIndex(offset);
+    for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
+    try {
+      this.active.truncateTo(offset);
+    } catch (err) {
+      throw storageError(err, `truncation of ${this.dir}`);
+    }
+    this._logEndOffset = this.active.nextOffset;
+    this.afterEndMovedBack();
+    return this._logEndOffset;
+  }
+
+  /** Deletes every segment and starts an empty log at `offset` (a follower far behind or ahead of its leader). */
+  truncateFullyAndStartAt(offset: number): void {
+    this.ensureOpen();
+    assert(Number.isSafeInteger(offset) && offset >= 0, `truncateFullyAndStartAt(${offset})`);
+    this.truncations++;
+    for (const s of this.segments) s.deleteFiles();
+    this.segments = [LogSegment.create(this.dir, offset, this.config)];
+    fsyncDir(this.dir);
+    this._logEndOffset = offset;
+    this._logStartOffset = offset;
+    this._highWatermark = offset;
+    this._recoveryPoint = offset;
+    this.unflushedMessages = 0;
+    this.epochCache.clear();
+    this.epochCache.checkpoint();
+    this.checkInvariants();
+  }
+
+  private afterEndMovedBack(): void {
+    const end = this._logEndOffset;
+    this._logStartOffset = Math.min(this._logStartOffset, end);
+    this._recoveryPoint = Math.min(this._recoveryPoint, end);
+    this._highWatermark = Math.min(this._highWatermark, end);
+    this.epochCache.truncateFromEnd(end);
+    this.epochCache.checkpoint();
+    this.checkInvariants();
+  }
+
+  /** Sets the high watermark (replication's job), clamped into [logStartOffset, LEO]; returns it. */
+  updateHighWatermark(offset: number): number {
+    this.ensureOpen();
+    this._highWatermark = Math.min(Math.max(offset, this._logStartOffset), this._logEndOffset);
+    return this._highWatermark;
+  }
+
+  /**
+   * Moves the log start offset up to `offset` (DeleteRecords): reads below it
+   * fail from now on and segments wholly below it are deleted. The offset may
+   * not pass the high watermark (OFFSET_OUT_OF_RANGE).
+   */
+  advanceLogStartOffset(offset: number): void {
+    this.ensureOpen();
+    if (offset <= this._logStartOffset) return;
+    if (offset > this._highWatermark) {
+      throw new SluiceError(Errors.OFFSET_OUT_OF_RANGE, `cannot move the log start offset to ${offset} past the high watermark ${this._highWatermark}`,
+        { logStartOffset: this._logStartOffset, logEndOffset: this._logEndOffset, highWatermark: this._highWatermark });
+    }
+    this.setLogStartOffset(offset);
+    this.deleteOldSegments();
+  }
+
+  private setLogStartOffset(offset: number): void {
+    if (offset <= this._logStartOffset) return;
+    this._logStartOffset = offset;
+    this.epochCache.truncateFromStart(offset);
+    this.epochCache.checkpoint();
+  }
+
+  /**
+   * Applies retention.ms, retention.bytes and the log start offset to the
+   * closed segments (retention.ts decides) and deletes those that expired.
+   * Returns how many were deleted.
+   */
+  deleteOldSegments(): number {
+    this.ensureOpen();
+    const decision = decideRetention({
+      segments: this.segments.map((s, i): SegmentSummary => ({
+        baseOffset: s.baseOffset,
+        sizeBytes: s.sizeBytes,
+        // Only closed segments are candidates; the active one's timestamp is never consulted.
+        largestTimestampMs: i < this.segments.length - 1 ? s.largestTimestampMs() : Number.MAX_SAFE_INTEGER,
+      })),
+      nowMs: this.clock.nowMs(),
+      retentionMs: this.config.retentionMs,
+      retentionBytes: this.config.retentionBytes,
+      logStartOffset: this._logStartOffset,
+      highWatermark: this._highWatermark,
+    });
+    if (decision.deleteCount > 0) {
+      const gone = this.segments.splice(0, decision.deleteCount);
+      for (const s of gone) s.deleteFiles();
+      this.logger.info({ dir: this.dir, segments: gone.map((s) => s.baseOffset), reason: decision.reason }, 'deleted segments');
+    }
+    this.setLogStartOffset(decision.logStartOffset);
+    this.checkInvariants();
+    return decision.deleteCount;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------
+
+  /**
+   * Clean shutdown: seals the active segment's time index, flushes everything,
+   * closes the files and writes the clean-shutdown marker, so the next open
+   * skips recovery.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.active.sealTimeIndex();
+    this.flush();
+    this.epochCache.checkpoint();
+    for (const s of this.segments) s.close();
+    writeFileAtomic(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
+    this.closed = true;
+  }
+
+  /** Releases the files without flushing or marking a clean shutdown (the log is being deleted). */
+  closeForDelete(): void {
+    if (this.closed) return;
+    for (const s of this.segments) s.close();
+    this.closed = true;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new SluiceError(Errors.KAFKA_STORAGE_ERROR, `log ${this.dir} is closed`, { dir: this.dir });
+  }
+
+  /** Runs after every mutation (appends included), so the message is built only on failure. */
+  private checkInvariants(): void {
+    const first = this.segments[0];
+    assert(first !== undefined, 'a log always has a segment');
+    if (!(first.baseOffset <= this._logStartOffset && this._logStartOffset <= this._highWatermark &&
+      this._highWatermark <= this._logEndOffset && this._recoveryPoint <= this._logEndOffset &&
+      this._logEndOffset === this.active.nextOffset)) {
+      throw new AssertionError(`log ${this.dir}: offsets out of order: first segment ${first.baseOffset}, start ${this._logStartOffset}, ` +
+        `HW ${this._highWatermark}, LEO ${this._logEndOffset}, recovery point ${this._recoveryPoint}, active end ${this.active.nextOffset}`);
+    }
+  }
+}
+
+/** An I/O failure as KAFKA_STORAGE_ERROR; broken invariants (AssertionError) pass through untouched. */
+function storageError(err: unknown, what: string): Error {
+  if (isSluiceError(err) || err instanceof AssertionError) return err;
+  const e = err as NodeJS.ErrnoException;
+  return new SluiceError(Errors.KAFKA_STORAGE_ERROR, `${what} failed: ${e.message ?? String(err)}`, { errno: e.code });
+}

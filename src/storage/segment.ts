@@ -1,0 +1,395 @@
+// One segment of a partition log: `<base>.log` holding whole record batches
+// back to back, plus its sparse `<base>.index` and `<base>.timeindex`, all
+// named by the 20-digit zero-padded base offset (Kafka's LogSegment).
+//
+// The log file descriptor stays open for the segment's life; appends are one
+// positioned write (pwrite) of bytes already validated by the caller. Indexes
+// live in memory and are persisted on roll, flush and close (index-file.ts).
+//
+// Invariants:
+// - bytes [0, sizeBytes) of the file are whole, valid batches with contiguous
+//   offsets starting at baseOffset (each batch begins where the previous one
+//   ended) and non-decreasing leader epochs; nothing past sizeBytes is ever
+//   read (a failed write may leave bytes there; the next write overwrites them
+//   and recovery truncates them). Contiguity is what lets recovery catch a
+//   damaged base offset, which the CRC does not cover.
+// - nextOffset = lastOffset + 1 of the last batch, or baseOffset when empty.
+// - every offset in the segment is < baseOffset + 2^31 (relative offsets are int32).
+// - maxTimestamp / offsetOfMaxTimestamp: the largest batch max timestamp and
+//   the base offset of the first batch that reached it (NO_TIMESTAMP if none).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AssertionError, assert } from '../util/assert.js';
+import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from './batch-header.js';
+import { FileBatchScanner, type ScannedBatch } from './batch-scanner.js';
+import { readFully, removeIfExists, writeFully } from './fs-util.js';
+import type { LogConfig } from './log-config.js';
+import { OffsetIndex } from './offset-index.js';
+import { NO_TIMESTAMP, TimeIndex } from './time-index.js';
+
+export const LOG_FILE_SUFFIX = '.log';
+export const INDEX_FILE_SUFFIX = '.index';
+export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
+export const SEGMENT_FILE_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX] as const;
+const OFFSET_DIGITS = 20;
+const RELATIVE_OFFSET_MAX = 2 ** 31 - 1;
+/**
+ * Scratch buffer for the short header scans after an index lookup (about one
+ * index interval). Shared: every scan runs to completion synchronously and
+ * returns plain numbers, so no two scans ever use it at once.
+ */
+const LOOKUP_SCRATCH = Buffer.allocUnsafe(16 * 1024);
+/** Buffer for recovery's validating scan: one pread per MiB. */
+const RECOVERY_SCAN_BUFFER_BYTES = 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
+
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return String(baseOffset).padStart(OFFSET_DIGITS, '0') + suffix;
+}
+
+/** The base offset and suffix of a segment file name, or null for any other file. */
+export function parseSegmentFileName(name: string): { baseOffset: number; suffix: string } | null {
+  const m = /^(\d{20})(\.log|\.index|\.timeindex)$/.exec(name);
+  if (m === null) return null;
+  const baseOffset = Number(m[1]);
+  return Number.isSafeInteger(baseOffset) ? { baseOffset, suffix: m[2] as string } : null;
+}
+
+/** A batch handed to append(): where it lies in the caller's buffer, and its header facts. */
+export interface AppendBatch {
+  offsetInBuffer: number;
+  sizeBytes: number;
+  baseOffset: number;
+  lastOffset: number;
+  maxTimestamp: number;
+}
+
+/** Bytes of whole batches read from a segment, and where the last of them starts (-1 if none). */
+export interface SegmentRead {
+  records: Buffer;
+  lastBatchStart: number;
+}
+
+type IndexedBatch = Pick<ScannedBatch, 'sizeBytes' | 'baseOffset' | 'maxTimestamp'>;
+
+export class LogSegment {
+  readonly logFile: string;
+  readonly offsetIndex: OffsetIndex;
+  readonly timeIndex: TimeIndex;
+  private fd: number;
+  private _sizeBytes: number;
+  private _nextOffset: number;
+  private _maxTimestamp = NO_TIMESTAMP;
+  private _offsetOfMaxTimestamp: number;
+  private bytesSinceLastIndexEntry = 0;
+  /** Time segment.ms counts from: clock time of the first append, or the first batch's timestamp after a reopen. */
+  private rollBaseMs: number | null = null;
+  private pendingIo = 0;
+  private closeRequested = false;
+  private fdClosed = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly baseOffset: number,
+    private readonly indexIntervalBytes: number,
+    segmentIndexBytes: number,
+    fd: number,
+    sizeBytes: number,
+  ) {
+    this.logFile = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX));
+    this.offsetIndex = new OffsetIndex(path.join(dir, segmentFileName(baseOffset, INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
+    this.timeIndex = new TimeIndex(path.join(dir, segmentFileName(baseOffset, TIME_INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
+    this.fd = fd;
+    this._sizeBytes = sizeBytes;
+    this._nextOffset = baseOffset;
+    this._offsetOfMaxTimestamp = baseOffset;
+  }
+
+  /** A new, empty segment; existing files of the same name are replaced. */
+  static create(dir: string, baseOffset: number, config: Readonly<LogConfig>): LogSegment {
+    const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'w+');
+    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
+    seg.offsetIndex.persist(false);
+    seg.timeIndex.persist(false);
+    return seg;
+  }
+
+  /**
+   * Opens an existing segment and loads its index files. The caller (the log
+   * loader) must then either loadTail() or recover() before using it.
+   * `indexProblem` is non-null when an index file is missing or malformed.
+   */
+  static open(dir: string, baseOffset: number, config: Readonly<LogConfig>): { segment: LogSegment; indexProblem: string | null } {
+    const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'r+');
+    const size = fs.fstatSync(fd).size;
+    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, size);
+    const problem = seg.offsetIndex.loadFromFile() ?? seg.timeIndex.loadFromFile() ?? seg.offsetIndex.sanityProblem(size);
+    return { segment: seg, indexProblem: problem === null ? null : `index of segment ${baseOffset}: ${problem}` };
+  }
+
+  get sizeBytes(): number {
+    return this._sizeBytes;
+  }
+  get nextOffset(): number {
+    return this._nextOffset;
+  }
+  get maxTimestamp(): number {
+    return this._maxTimestamp;
+  }
+  get offsetOfMaxTimestamp(): number {
+    return this._offsetOfMaxTimestamp;
+  }
+  get isEmpty(): boolean {
+    return this._sizeBytes === 0;
+  }
+
+  /** Whether appending `setBytes` ending at `setLastOffset` needs a new segment first. */
+  shouldRoll(setBytes: number, setLastOffset: number, nowMs: number, config: Readonly<LogConfig>): boolean {
+    if (this._sizeBytes === 0) return false;
+    return this._sizeBytes + setBytes > config.segmentBytes ||
+      (this.rollBaseMs !== null && nowMs - this.rollBaseMs > config.segmentMs) ||
+      this.offsetIndex.isFull() ||
+      this.timeIndex.isFull() ||
+      setLastOffset - this.baseOffset > RELATIVE_OFFSET_MAX;
+  }
+
+  /**
+   * Appends `buf[start, end)`, which holds exactly `batches` (validated and
+   * stamped by the caller), with one positioned write, then indexes them.
+   */
+  append(buf: Buffer, start: number, end: number, batches: readonly AppendBatch[], nowMs: number): void {
+    const last = batches[batches.length - 1];
+    assert(last !== undefined && batches[0]!.baseOffset === this._nextOffset && last.lastOffset - this.baseOffset <= RELATIVE_OFFSET_MAX,
+      'append: batches must start at the segment end and fit int32 relative offsets');
+    const position = this._sizeBytes;
+    writeFully(this.fd, buf, start, end - start, position);
+    for (const b of batches) this.indexBatch(position + b.offsetInBuffer - start, b);
+    this._sizeBytes = position + (end - start);
+    this._nextOffset = last.lastOffset + 1;
+    this.rollBaseMs ??= nowMs;
+  }
+
+  private indexBatch(position: number, b: IndexedBatch): void {
+    if (b.maxTimestamp > this._maxTimestamp) {
+      this._maxTimestamp = b.maxTimestamp;
+      this._offsetOfMaxTimestamp = b.baseOffset;
+    }
+    if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+      this.offsetIndex.append(b.baseOffset, position);
+      this.timeIndex.maybeAppend(this._maxTimestamp, this._offsetOfMaxTimestamp);
+      this.bytesSinceLastIndexEntry = 0;
+    }
+    this.bytesSinceLastIndexEntry += b.sizeBytes;
+  }
+
+  /** The first batch whose last offset is >= `offset`, or null if the segment has none. */
+  translateOffset(offset: number): ScannedBatch | null {
+    if (offset >= this._nextOffset) return null;
+    const from = this.offsetIndex.lookup(offset);
+    const scanner = new FileBatchScanner(this.fd, from.position, this._sizeBytes, false, LOOKUP_SCRATCH);
+    for (let b = scanner.next(); b !== null; b = scanner.next()) {
+      if (b.lastOffset >= offset) return b;
+    }
+    if (scanner.problem !== null) throw new AssertionError(`segment ${this.baseOffset}: bad batch in served range: ${scanner.problem}`);
+    return null;
+  }
+
+  /**
+   * Whole batches starting at `position` (a batch boundary): as many as fit in
+   * `maxBytes`, but always the first one, and nothing at or past `maxPosition`
+   * (also a batch boundary). Read straight from the file, never re-encoded.
+   */
+  read(position: number, firstBatchBytes: number, maxBytes: number, maxPosition: number): SegmentRead {
+    const available = Math.min(maxPosition, this._sizeBytes) - position;
+    if (available <= 0) return { records: EMPTY, lastBatchStart: -1 };
+    assert(firstBatchBytes <= available, 'read: first batch past the read limit');
+    const len = firstBatchBytes >= maxBytes ? firstBatchBytes : Math.min(maxBytes, available);
+    const buf = Buffer.allocUnsafe(len);
+    const n = readFully(this.fd, buf, 0, len, position);
+    if (n !== len) throw new AssertionError(`segment ${this.baseOffset}: short read ${n} of ${len} at ${position}`);
+    let end = 0;
+    let lastBatchStart = -1;
+    while (end + LOG_OVERHEAD_BYTES <= len) {
+      const size = LOG_OVERHEAD_BYTES + buf.readInt32BE(end + BATCH_LENGTH_OFFSET);
+      if (size < RECORD_BATCH_HEADER_BYTES) throw new AssertionError(`segment ${this.baseOffset}: garbage at ${position + end}`);
+      if (end + size > len) break;
+      lastBatchStart = end;
+      end += size;
+    }
+    assert(end >= firstBatchBytes, 'read: first batch not whole');
+    return { records: buf.subarray(0, end), lastBatchStart };
+  }
+
+  /** The first batch at or after `startingOffset` whose max timestamp is >= `timestamp`, or null. */
+  findByTimestamp(timestamp: number, startingOffset: number): ScannedBatch | null {
+    if (this._maxTimestamp < timestamp) return null;
+    const fromTime = this.timeIndex.lookup(timestamp);
+    const from = this.offsetIndex.lookup(Math.max(fromTime.offset, startingOffset));
+    const scanner = new FileBatchScanner(this.fd, from.position, this._sizeBytes, false, LOOKUP_SCRATCH);
+    for (let b = scanner.next(); b !== null; b = scanner.next()) {
+      if (b.maxTimestamp >= timestamp && b.lastOffset >= startingOffset) return b;
+    }
+    return null;
+  }
+
+  /** Every batch's header facts, in order (a trusted segment: header-only scan). */
+  forEachBatch(onBatch: (b: ScannedBatch) => void): void {
+    const scanner = new FileBatchScanner(this.fd, 0, this._sizeBytes, false);
+    for (let b = scanner.next(); b !== null; b = scanner.next()) onBatch(b);
+    assert(scanner.problem === null, `segment ${this.baseOffset}: ${scanner.problem}`);
+  }
+
+  /** Drops every batch whose last offset is >= `offset`; returns the bytes removed. */
+  truncateTo(offset: number): number {
+    const hit = this.translateOffset(offset);
+    if (hit === null) return 0;
+    const removed = this._sizeBytes - hit.position;
+    fs.ftruncateSync(this.fd, hit.position);
+    this._sizeBytes = hit.position;
+    this.offsetIndex.truncateTo(hit.baseOffset);
+    this.timeIndex.truncateTo(hit.baseOffset);
+    const problem = this.loadTail();
+    assert(problem === null, `segment ${this.baseOffset} after truncation: ${problem}`);
+    if (this._sizeBytes === 0) this.rollBaseMs = null;
+    return removed;
+  }
+
+  /**
+   * Derives nextOffset, the max timestamp and the index interval counter from
+   * the indexes plus a header scan from the last offset-index entry to the end
+   * (the cheap path for trusted segments). Returns a problem if the bytes do
+   * not agree with the index or end in a bad batch — the caller then recovers.
+   */
+  loadTail(): string | null {
+    const last = this.offsetIndex.lastEntry() ?? { offset: this.baseOffset, position: 0 };
+    const lastTime = this.timeIndex.lastEntry();
+    this._maxTimestamp = lastTime?.timestamp ?? NO_TIMESTAMP;
+    this._offsetOfMaxTimestamp = lastTime?.offset ?? this.baseOffset;
+    this._nextOffset = last.offset;
+    const scanner = new FileBatchScanner(this.fd, last.position, this._sizeBytes, false);
+    for (let b = scanner.next(); b !== null; b = scanner.next()) {
+      if (b.baseOffset !== this._nextOffset) {
+        return `segment ${this.baseOffset}: batch at ${b.position} has base offset ${b.baseOffset}, expected ${this._nextOffset}`;
+      }
+      if (b.maxTimestamp > this._maxTimestamp) {
+        this._maxTimestamp = b.maxTimestamp;
+        this._offsetOfMaxTimestamp = b.baseOffset;
+      }
+      this._nextOffset = b.lastOffset + 1;
+    }
+    if (scanner.problem !== null) return `segment ${this.baseOffset} at ${scanner.position}: ${scanner.problem}`;
+    if (this._sizeBytes === 0) this._nextOffset = this.baseOffset;
+    this.bytesSinceLastIndexEntry = this._sizeBytes - last.position;
+    return this.timeIndex.sanityProblem(this._nextOffset);
+  }
+
+  /** After a reopen, segment.ms counts from the first batch's timestamp (Kafka's rule), else from now. */
+  initRollBase(nowMs: number): void {
+    const first = new FileBatchScanner(this.fd, 0, this._sizeBytes, false, RECORD_BATCH_HEADER_BYTES).next();
+    this.rollBaseMs = first === null ? null : first.maxTimestamp >= 0 ? first.maxTimestamp : nowMs;
+  }
+
+  /**
+   * Recovery: re-reads the whole segment, checking every batch (CRC, structure,
+   * contiguous offsets, non-decreasing epochs), rebuilds both indexes, and truncates the file at the first
+   * bad batch. `onBatch` sees each valid batch in order. Returns the bytes cut.
+   */
+  recover(onBatch?: (b: ScannedBatch) => void): { truncatedBytes: number; problem: string | null } {
+    this.offsetIndex.clear();
+    this.timeIndex.clear();
+    this._maxTimestamp = NO_TIMESTAMP;
+    this._offsetOfMaxTimestamp = this.baseOffset;
+    this._nextOffset = this.baseOffset;
+    this.bytesSinceLastIndexEntry = 0;
+    const scanner = new FileBatchScanner(this.fd, 0, this._sizeBytes, true, RECOVERY_SCAN_BUFFER_BYTES);
+    let validEnd = 0;
+    let maxEpoch = -1;
+    let problem: string | null = null;
+    for (let b = scanner.next(); b !== null; b = scanner.next()) {
+      if (b.baseOffset !== this._nextOffset || b.lastOffset - this.baseOffset > RELATIVE_OFFSET_MAX) {
+        problem = `batch at ${b.position} has offsets [${b.baseOffset}, ${b.lastOffset}], expected to start at ${this._nextOffset}`;
+        break;
+      }
+      if (b.leaderEpoch >= 0 && b.leaderEpoch < maxEpoch) {
+        problem = `batch at ${b.position} has leader epoch ${b.leaderEpoch} below ${maxEpoch}`;
+        break;
+      }
+      maxEpoch = Math.max(maxEpoch, b.leaderEpoch);
+      this.indexBatch(b.position, b);
+      this._nextOffset = b.lastOffset + 1;
+      validEnd = b.position + b.sizeBytes;
+      onBatch?.(b);
+    }
+    problem ??= scanner.problem;
+    const truncatedBytes = this._sizeBytes - validEnd;
+    if (truncatedBytes > 0) {
+      fs.ftruncateSync(this.fd, validEnd);
+      this._sizeBytes = validEnd;
+    }
+    return { truncatedBytes, problem: problem === null ? null : `segment ${this.baseOffset} at ${validEnd}: ${problem}` };
+  }
+
+  /** Adds the final time-index entry (the segment's max timestamp) before it stops being active. */
+  sealTimeIndex(): void {
+    this.timeIndex.maybeAppend(this._maxTimestamp, this._offsetOfMaxTimestamp);
+  }
+
+  /** Writes the index files (no fsync). */
+  persistIndexes(): void {
+    this.offsetIndex.persist(false);
+    this.timeIndex.persist(false);
+  }
+
+  /** fsyncs the log and the index files. */
+  flush(): void {
+    if (this.fdClosed || this.closeRequested) return;
+    fs.fsyncSync(this.fd);
+    this.offsetIndex.persist(true);
+    this.timeIndex.persist(true);
+  }
+
+  /** The same as flush() for an already-persisted segment, off the event loop (used after a roll). */
+  flushAsync(): Promise<void> {
+    if (this.fdClosed || this.closeRequested) return Promise.resolve();
+    this.pendingIo++;
+    return new Promise<void>((resolve, reject) => {
+      fs.fsync(this.fd, (err) => {
+        this.pendingIo--;
+        this.maybeCloseFd();
+        if (err) return reject(err);
+        this.offsetIndex.fsyncAsync((e1) => (e1 ? reject(e1) : this.timeIndex.fsyncAsync((e2) => (e2 ? reject(e2) : resolve()))));
+      });
+    });
+  }
+
+  /** Newest timestamp in the segment for retention: the max batch timestamp, else the file's mtime. */
+  largestTimestampMs(): number {
+    if (this._maxTimestamp >= 0) return this._maxTimestamp;
+    return Math.floor(fs.statSync(this.logFile).mtimeMs);
+  }
+
+  /** Persists the indexes and releases the file descriptor (after pending background fsyncs). */
+  close(): void {
+    if (this.closeRequested) return;
+    this.persistIndexes();
+    this.closeRequested = true;
+    this.maybeCloseFd();
+  }
+
+  /** Removes the segment's files; the descriptor is released once background I/O finishes. */
+  deleteFiles(): void {
+    this.closeRequested = true;
+    this.maybeCloseFd();
+    removeIfExists(this.logFile);
+    this.offsetIndex.deleteFile();
+    this.timeIndex.deleteFile();
+  }
+
+  private maybeCloseFd(): void {
+    if (this.closeRequested && this.pendingIo === 0 && !this.fdClosed) {
+      this.fdClosed = true;
+      fs.closeSync(this.fd);
+    }
+  }
+}
