@@ -5,9 +5,10 @@
 
 import yargs from 'yargs';
 import { VERSION } from '../version.js';
+import { serverCommand } from './commands/server.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = [];
+const COMMANDS: string[] = ['server'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -21,6 +22,7 @@ export function buildCli(argv: string[]) {
     .strictCommands()
     .demandCommand(1, 'Name a command; see --help.')
     .recommendCommands()
+    .command(serverCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {

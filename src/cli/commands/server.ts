@@ -1,0 +1,94 @@
+// `sluice server`: runs one node in the foreground until SIGTERM/SIGINT.
+//
+// Exit codes (the contract in DESIGN.md): 2 for usage problems (bad or
+// missing flags, a role that is not available yet), 1 for operating failures
+// (port in use, unusable data dir, data dir of another node, a disk error
+// while running), 0 after a controlled stop on SIGTERM/SIGINT. Failures print
+// one line on stderr; logs go to stdout as pino JSON.
+
+import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
+import { createLogger, type Logger } from '../../util/logger.js';
+import { isSluiceError } from '../../util/errors.js';
+import { LOG_LEVELS, serverConfigFromFlags, type ServerConfig, type ServerFlags } from '../../server/config.js';
+import { startServer, type Server } from '../../server/server.js';
+
+type Args = ArgumentsCamelCase<ServerFlags & { listen?: string }>;
+
+function builder(y: Argv): Argv<ServerFlags & { listen?: string }> {
+  return y
+    .usage('$0 server --node-id N --roles controller --controller-listen ws://HOST:PORT --controller-quorum ID@HOST:PORT,... --data-dir DIR')
+    .option('node-id', { type: 'number', demandOption: true, describe: 'this node\'s id (node.id)' })
+    .option('roles', { type: 'string', demandOption: true, describe: 'process.roles: controller (broker arrives with the data plane)' })
+    .option('controller-listen', { type: 'string', demandOption: true, describe: 'controller listener, ws://host:port' })
+    .option('controller-quorum', { type: 'string', demandOption: true, describe: 'controller.quorum.voters: id@host:port,...' })
+    .option('data-dir', { type: 'string', demandOption: true, describe: 'data directory (log.dirs)' })
+    .option('listen', { type: 'string', describe: 'broker listener, ws://host:port (broker role)' })
+    .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
+    .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })
+    .option('election-timeout-ms', { type: 'number', describe: 'base Raft election timeout (effective: uniform in [t, 2t))' })
+    .option('snapshot-interval-entries', { type: 'number', describe: 'snapshot the metadata state every N applied entries' }) as unknown as Argv<ServerFlags & { listen?: string }>;
+}
+
+function usageExit(message: string): never {
+  process.stderr.write(`sluice: ${message}\n`);
+  process.exit(2);
+}
+
+function parseConfig(args: Args): ServerConfig {
+  try {
+    return serverConfigFromFlags(args);
+  } catch (err) {
+    usageExit(isSluiceError(err) ? err.message.replace(/^INVALID_CONFIG: /, '') : String(err));
+  }
+}
+
+/** Resolves with the exit code once the server stopped (signal) or failed. */
+async function runUntilStopped(server: Server, logger: Logger): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        logger.warn({ signal }, 'second signal: exiting without a clean stop');
+        resolve(1);
+        return;
+      }
+      signalled = true;
+      logger.info({ signal }, 'stopping');
+      server.stop({ transferLeadership: true }).then(() => resolve(0), (err: Error) => {
+        process.stderr.write(`sluice: stop failed: ${err.message}\n`);
+        resolve(1);
+      });
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    void server.failed.then(async (err) => {
+      process.stderr.write(`sluice: node failed: ${err.message}\n`);
+      await server.stop({ transferLeadership: false }).catch(() => undefined);
+      resolve(1);
+    });
+  });
+}
+
+async function handler(args: Args): Promise<void> {
+  const cfg = parseConfig(args);
+  if (cfg.roles.includes('broker')) {
+    usageExit('the broker role arrives with the data-plane issue; run with --roles controller for now');
+  }
+  const logger = createLogger({ level: cfg.logLevel });
+  let server: Server;
+  try {
+    server = await startServer(cfg, logger);
+  } catch (err) {
+    const message = isSluiceError(err) ? err.message.replace(/^[A-Z_]+: /, '') : (err as Error).message;
+    process.stderr.write(`sluice: ${message}\n`);
+    process.exit(1);
+  }
+  process.exit(await runUntilStopped(server, logger));
+}
+
+export const serverCommand: CommandModule<object, ServerFlags & { listen?: string }> = {
+  command: 'server',
+  describe: 'Run one Sluice node (the controller role for now)',
+  builder,
+  handler,
+};

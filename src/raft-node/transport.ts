@@ -1,0 +1,339 @@
+// The controller listener and the links to the other voters, over WebSocket.
+//
+// Each node listens on its controller listener (ws://host:port) and dials
+// every peer once (peer-link.ts), so a pair of nodes talks over two
+// connections, each used in one direction for Raft traffic. The same listener
+// serves client connections (hello role 'client'), whose requests are handed
+// to `onClientRequest` and answered on the same connection.
+//
+// Hostile or broken input never crashes the process. Dropped and logged:
+//   - frames that are not binary, not msgpack, or of the wrong shape (the
+//     connection is closed: we cannot trust anything after them);
+//   - frames above frameBytesMax (ws closes the connection with 1009);
+//   - a connection whose first frame is not a hello, or whose hello names a
+//     wrong cluster id or a node id that is not a peer (closed);
+//   - Raft messages with a bad shape, or whose `from` is not the node that
+//     said hello on that connection, or whose `to` is not us (dropped).
+// Bounds: inboundConnectionsMax connections; clientRequestsInFlightMax per
+// client connection; reading a client is paused while its unsent responses
+// exceed clientBufferedBytesMax; responses produced in one event-loop turn
+// go out as one frame; silent connections are closed after
+// idleTimeoutMs (outgoing links ping, so a live peer is never silent).
+
+import type { IncomingMessage } from 'node:http';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import type { Rng } from '../util/rng.js';
+import type { Message, NodeId } from '../raft/types.js';
+import { PeerLink, type PeerLinkStats } from './peer-link.js';
+import type { ListenAddress, TransportLimits } from './quorum-config.js';
+import {
+  WIRE_VERSION, decodeFrame, encodeFrame, estimateMessageBytes,
+  type ClientRequest, type ClientResponse, type Frame, type WireError,
+} from './wire.js';
+
+export interface TransportHandlers {
+  /** A well-shaped Raft message from a known peer, addressed to us. */
+  onRaftMessage(msg: Message): void;
+  /** A client request; the result (or a SluiceError) goes back as the response. */
+  onClientRequest(req: ClientRequest): Promise<unknown>;
+}
+
+export interface TransportOptions {
+  readonly nodeId: NodeId;
+  readonly clusterId: string;
+  readonly listen: ListenAddress;
+  /** Peers' controller listeners, by node id (without us). */
+  readonly peers: ReadonlyMap<NodeId, string>;
+  readonly limits: TransportLimits;
+  readonly rng: Rng;
+  readonly logger: Logger;
+}
+
+export interface TransportStats {
+  readonly inboundConnections: number;
+  readonly rejectedFrames: number;
+  readonly droppedMessages: number;
+  readonly peers: Record<string, PeerLinkStats>;
+}
+
+type ConnKind = 'pending' | 'node' | 'client' | 'closing';
+
+interface InboundConn {
+  readonly ws: WebSocket;
+  readonly remote: string;
+  readonly openedMs: number;
+  kind: ConnKind;
+  peerId: NodeId;
+  lastActivityMs: number;
+  inFlight: number;
+  paused: boolean;
+  /** Responses waiting for the end of this event-loop turn, sent as one frame. */
+  outbox: ClientResponse[];
+}
+
+const IDLE_SWEEP_MS = 1_000;
+
+export class RaftTransport {
+  private server: WebSocketServer | undefined;
+  private readonly links = new Map<NodeId, PeerLink>();
+  private readonly conns = new Set<InboundConn>();
+  private handlers: TransportHandlers | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private rejectedFrames = 0;
+  private droppedMessages = 0;
+  private closed = false;
+
+  constructor(private readonly opts: TransportOptions) {
+    const hello = encodeFrame({ k: 'hello', role: 'node', version: WIRE_VERSION, nodeId: opts.nodeId, clusterId: opts.clusterId });
+    for (const [peerId, url] of opts.peers) {
+      if (peerId === opts.nodeId) continue;
+      const logger = opts.logger.child({ peer: peerId });
+      this.links.set(peerId, new PeerLink(peerId, url, hello, opts.limits, opts.rng.fork(), logger));
+    }
+  }
+
+  /** Binds the listener. Rejects with a one-line reason (e.g. address in use) and leaves nothing open. */
+  async listen(): Promise<void> {
+    const { host, port } = this.opts.listen;
+    const server = new WebSocketServer({
+      host, port, maxPayload: this.opts.limits.frameBytesMax, perMessageDeflate: false, clientTracking: false,
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        server.close();
+        const why = err.code === 'EADDRINUSE' ? 'address in use' : err.message;
+        reject(new SluiceError(Errors.INVALID_CONFIG, `cannot listen on ${this.opts.listen.url}: ${why}`));
+      });
+    });
+    server.on('error', (err) => this.opts.logger.error({ err: err.message }, 'listener error'));
+    server.on('connection', (ws, req) => this.onConnection(ws, req));
+    this.server = server;
+    this.sweepTimer = setInterval(() => this.sweepIdle(), IDLE_SWEEP_MS);
+    this.opts.logger.info({ url: this.opts.listen.url }, 'controller listener up');
+  }
+
+  /** The port actually bound (useful with port 0 in tests). */
+  port(): number {
+    const addr = this.server?.address();
+    return typeof addr === 'object' && addr !== null ? addr.port : this.opts.listen.port;
+  }
+
+  /** Installs the receivers and starts dialing the peers. */
+  start(handlers: TransportHandlers): void {
+    this.handlers = handlers;
+    for (const link of this.links.values()) link.start();
+  }
+
+  /** Queues messages for their peers, packed into frames of about frameBatchBytesTarget. */
+  send(messages: readonly Message[]): void {
+    if (this.closed || messages.length === 0) return;
+    const byPeer = new Map<NodeId, Message[]>();
+    for (const m of messages) {
+      let list = byPeer.get(m.to);
+      if (!list) byPeer.set(m.to, (list = []));
+      list.push(m);
+    }
+    for (const [peerId, list] of byPeer) {
+      const link = this.links.get(peerId);
+      if (!link) {
+        this.opts.logger.debug({ to: peerId }, 'no link to that node; message dropped');
+        continue;
+      }
+      this.sendBatches(link, list);
+    }
+  }
+
+  stats(): TransportStats {
+    const peers: Record<string, PeerLinkStats> = {};
+    for (const [id, link] of this.links) peers[String(id)] = link.stats();
+    return { inboundConnections: this.conns.size, rejectedFrames: this.rejectedFrames, droppedMessages: this.droppedMessages, peers };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    for (const link of this.links.values()) link.close();
+    for (const conn of this.conns) conn.ws.terminate();
+    this.conns.clear();
+    const server = this.server;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private sendBatches(link: PeerLink, list: Message[]): void {
+    const target = this.opts.limits.frameBatchBytesTarget;
+    let batch: Message[] = [];
+    let bytes = 0;
+    for (const m of list) {
+      const size = estimateMessageBytes(m);
+      if (batch.length > 0 && bytes + size > target) {
+        link.enqueue(encodeFrame({ k: 'raft', msgs: batch }));
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(m);
+      bytes += size;
+    }
+    if (batch.length > 0) link.enqueue(encodeFrame({ k: 'raft', msgs: batch }));
+  }
+
+  private onConnection(ws: WebSocket, req: IncomingMessage): void {
+    const remote = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
+    if (this.closed || this.conns.size >= this.opts.limits.inboundConnectionsMax) {
+      this.opts.logger.warn({ remote }, 'too many connections; refusing one');
+      ws.close(1013, 'too many connections');
+      return;
+    }
+    const now = performance.now();
+    const conn: InboundConn = { ws, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [] };
+    this.conns.add(conn);
+    ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
+    ws.on('ping', () => { conn.lastActivityMs = performance.now(); });
+    ws.on('error', (err) => this.opts.logger.warn({ remote, err: err.message }, 'connection error; closing'));
+    ws.on('close', () => this.conns.delete(conn));
+  }
+
+  private reject(conn: InboundConn, reason: string): void {
+    conn.kind = 'closing';
+    this.rejectedFrames++;
+    this.opts.logger.warn({ remote: conn.remote, peer: conn.peerId || undefined, reason }, 'bad frame dropped; closing connection');
+    conn.ws.close(1008, reason.slice(0, 120));
+    // close() waits for the peer's close frame; a hostile peer may never send it.
+    setTimeout(() => conn.ws.terminate(), 1_000).unref();
+  }
+
+  private onMessage(conn: InboundConn, data: RawData, isBinary: boolean): void {
+    if (conn.kind === 'closing') return; // frames that raced our close are ignored
+    conn.lastActivityMs = performance.now();
+    if (!isBinary || !Buffer.isBuffer(data)) {
+      this.reject(conn, 'frames must be binary');
+      return;
+    }
+    const decoded = decodeFrame(data);
+    if (!decoded.ok) {
+      this.reject(conn, decoded.reason);
+      return;
+    }
+    this.droppedMessages += decoded.dropped;
+    const frame = decoded.frame;
+    switch (conn.kind) {
+      case 'pending': this.onHello(conn, frame); break;
+      case 'node': this.onNodeFrame(conn, frame); break;
+      case 'client': this.onClientFrame(conn, frame); break;
+    }
+  }
+
+  private onHello(conn: InboundConn, frame: Frame): void {
+    if (frame.k !== 'hello') return this.reject(conn, `expected hello, got ${frame.k}`);
+    if (frame.role === 'client') {
+      if (frame.clusterId !== undefined && frame.clusterId !== this.opts.clusterId) {
+        return this.reject(conn, `wrong cluster id ${frame.clusterId}`);
+      }
+      conn.kind = 'client';
+      conn.ws.send(encodeFrame({ k: 'helloAck', nodeId: this.opts.nodeId, clusterId: this.opts.clusterId }), { binary: true });
+      return;
+    }
+    if (frame.clusterId !== this.opts.clusterId) return this.reject(conn, `wrong cluster id ${frame.clusterId}`);
+    if (!this.links.has(frame.nodeId)) return this.reject(conn, `unknown node id ${frame.nodeId}`);
+    conn.kind = 'node';
+    conn.peerId = frame.nodeId;
+    this.links.get(frame.nodeId)?.wake();
+    this.opts.logger.debug({ peer: frame.nodeId, remote: conn.remote }, 'peer connected');
+  }
+
+  private onNodeFrame(conn: InboundConn, frame: Frame): void {
+    if (frame.k !== 'raft') return this.reject(conn, `unexpected ${frame.k} frame on a node link`);
+    for (const msg of frame.msgs) {
+      if (msg.from !== conn.peerId || msg.to !== this.opts.nodeId) {
+        this.droppedMessages++;
+        this.opts.logger.debug({ peer: conn.peerId, from: msg.from, to: msg.to }, 'misaddressed raft message dropped');
+        continue;
+      }
+      this.handlers?.onRaftMessage(msg);
+    }
+  }
+
+  private onClientFrame(conn: InboundConn, frame: Frame): void {
+    if (frame.k !== 'req') return this.reject(conn, `unexpected ${frame.k} frame on a client connection`);
+    for (const req of frame.reqs) this.onClientRequest(conn, req);
+  }
+
+  private onClientRequest(conn: InboundConn, req: ClientRequest): void {
+    const handlers = this.handlers;
+    if (!handlers) return this.respond(conn, { id: req.id, error: wireError(new SluiceError(Errors.NOT_CONTROLLER, 'node is starting')) });
+    if (conn.inFlight >= this.opts.limits.clientRequestsInFlightMax) {
+      const err = new SluiceError(Errors.REQUEST_TIMED_OUT, 'too many requests in flight on this connection');
+      return this.respond(conn, { id: req.id, error: wireError(err) });
+    }
+    conn.inFlight++;
+    handlers.onClientRequest(req).then((result) => {
+      conn.inFlight--;
+      this.respond(conn, { id: req.id, result });
+    }, (err: unknown) => {
+      conn.inFlight--;
+      this.respond(conn, { id: req.id, error: wireError(err) });
+    });
+  }
+
+  /**
+   * Queues a response; the first one schedules the flush of all of them as a
+   * microtask, which runs after the other responses of this apply batch
+   * (their promise chains are as deep and were queued earlier) and before the
+   * next Ready's fsync.
+   */
+  private respond(conn: InboundConn, resp: ClientResponse): void {
+    conn.outbox.push(resp);
+    if (conn.outbox.length === 1) queueMicrotask(() => this.flushResponses(conn));
+  }
+
+  private flushResponses(conn: InboundConn): void {
+    const resps = conn.outbox;
+    conn.outbox = [];
+    const ws = conn.ws;
+    if (ws.readyState !== ws.OPEN || resps.length === 0) return;
+    ws.send(encodeFrame({ k: 'resp', resps }), { binary: true }, () => {
+      if (conn.paused && ws.bufferedAmount < this.opts.limits.clientBufferedBytesMax / 2) {
+        conn.paused = false;
+        ws.resume();
+      }
+    });
+    if (!conn.paused && ws.bufferedAmount > this.opts.limits.clientBufferedBytesMax) {
+      conn.paused = true;
+      ws.pause();
+    }
+  }
+
+  private sweepIdle(): void {
+    const now = performance.now();
+    for (const conn of this.conns) {
+      const expired = conn.kind === 'pending'
+        ? now - conn.openedMs > this.opts.limits.helloTimeoutMs
+        : now - conn.lastActivityMs > this.opts.limits.idleTimeoutMs && conn.inFlight === 0;
+      if (expired) {
+        this.opts.logger.info({ remote: conn.remote, kind: conn.kind }, 'closing a silent connection');
+        conn.ws.terminate();
+        this.conns.delete(conn);
+      }
+    }
+  }
+}
+
+/** The wire form of an error: SluiceErrors keep their code and leader hints; anything else is UNKNOWN_SERVER_ERROR. */
+export function wireError(err: unknown): WireError {
+  if (isSluiceError(err)) {
+    const leader = err.details.leader;
+    const leaderEndpoint = err.details.leaderEndpoint;
+    return {
+      code: err.code,
+      name: err.errorName,
+      message: err.message,
+      ...(typeof leader === 'number' ? { leader } : {}),
+      ...(typeof leaderEndpoint === 'string' ? { leaderEndpoint } : {}),
+    };
+  }
+  const info = Errors.UNKNOWN_SERVER_ERROR;
+  return { code: info.code, name: info.name, message: `${info.name}: ${(err as Error)?.message ?? String(err)}` };
+}

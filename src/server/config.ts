@@ -1,0 +1,106 @@
+// Configuration of one Sluice node, built from command-line flags (a config
+// file arrives with the CLI issue; flags will win over it). Names follow
+// Kafka's where the meaning is the same: node.id, process.roles,
+// controller.quorum.voters, log.dirs.
+//
+// Invariants of a ServerConfig: the node id is one of the quorum's voters (a
+// controller must vote); roles hold only 'controller' for now; every limit
+// passed the checks in quorum-config.ts. Errors are SluiceError
+// INVALID_CONFIG with a one-line reason (the CLI turns them into exit 2).
+
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { Errors, SluiceError } from '../util/errors.js';
+import type { LogLevel } from '../util/logger.js';
+import {
+  DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
+  type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
+} from '../raft-node/quorum-config.js';
+
+export type ProcessRole = 'broker' | 'controller';
+
+export interface ServerConfig {
+  readonly nodeId: number;
+  readonly roles: readonly ProcessRole[];
+  readonly controllerListen: ListenAddress;
+  readonly quorum: readonly QuorumVoter[];
+  readonly dataDir: string;
+  /** Set by --cluster-id; otherwise derived from the quorum (or read from meta.properties). */
+  readonly clusterId: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly nodeLimits: RaftNodeLimits;
+  readonly transportLimits: TransportLimits;
+}
+
+/** The flags `sluice server` accepts (yargs camel-cases them). */
+export interface ServerFlags {
+  readonly nodeId: number;
+  readonly roles: string;
+  readonly controllerListen: string;
+  readonly controllerQuorum: string;
+  readonly dataDir: string;
+  readonly clusterId?: string;
+  readonly logLevel?: string;
+  readonly electionTimeoutMs?: number;
+  readonly snapshotIntervalEntries?: number;
+}
+
+export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const CLUSTER_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+function invalid(message: string): SluiceError {
+  return new SluiceError(Errors.INVALID_CONFIG, message);
+}
+
+export function parseRoles(text: string): ProcessRole[] {
+  const roles = text.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
+  if (roles.length === 0) throw invalid('--roles names no role');
+  for (const r of roles) if (r !== 'broker' && r !== 'controller') throw invalid(`unknown role '${r}' (roles: broker, controller)`);
+  return [...new Set(roles)] as ProcessRole[];
+}
+
+/**
+ * A cluster id every voter computes alike from the quorum: 22 characters of
+ * base64url, the shape of Kafka's cluster ids (a base64 UUID).
+ */
+export function deriveClusterId(quorum: readonly QuorumVoter[]): string {
+  const digest = createHash('sha256').update(`sluice-cluster:${formatQuorum(quorum)}`).digest();
+  return digest.subarray(0, 16).toString('base64url');
+}
+
+function limitsFrom(flags: ServerFlags): RaftNodeLimits {
+  const overrides: { -readonly [K in keyof RaftNodeLimits]?: RaftNodeLimits[K] } = {};
+  if (flags.electionTimeoutMs !== undefined) {
+    const base = nodeLimits();
+    if (!(flags.electionTimeoutMs >= 2 * base.tickMs)) throw invalid(`--election-timeout-ms must be at least ${2 * base.tickMs}`);
+    overrides.electionTimeoutTicks = Math.round(flags.electionTimeoutMs / base.tickMs);
+  }
+  if (flags.snapshotIntervalEntries !== undefined) overrides.snapshotIntervalEntries = flags.snapshotIntervalEntries;
+  return nodeLimits(overrides);
+}
+
+export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
+  if (!(Number.isSafeInteger(flags.nodeId) && flags.nodeId > 0)) throw invalid(`--node-id must be a positive integer, got ${flags.nodeId}`);
+  const roles = parseRoles(flags.roles);
+  const quorum = parseQuorum(flags.controllerQuorum);
+  if (roles.includes('controller') && !quorum.some((v) => v.id === flags.nodeId)) {
+    throw invalid(`node ${flags.nodeId} has the controller role but is not in --controller-quorum`);
+  }
+  if (flags.clusterId !== undefined && !CLUSTER_ID_PATTERN.test(flags.clusterId)) {
+    throw invalid('--cluster-id must be 1-64 characters of [A-Za-z0-9_-]');
+  }
+  const logLevel = (flags.logLevel ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw invalid(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!flags.dataDir) throw invalid('--data-dir is empty');
+  return {
+    nodeId: flags.nodeId,
+    roles,
+    controllerListen: parseListenUrl(flags.controllerListen),
+    quorum,
+    dataDir: path.resolve(flags.dataDir),
+    clusterId: flags.clusterId,
+    logLevel,
+    nodeLimits: limitsFrom(flags),
+    transportLimits: DEFAULT_TRANSPORT_LIMITS,
+  };
+}

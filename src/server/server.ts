@@ -1,0 +1,67 @@
+// Composition and lifecycle of one node. For now only the controller role:
+// data dir → metadata log (RaftDisk, inside RaftNode) → state machine →
+// controller listener + peer links → Raft driver. The broker role arrives
+// with the data-plane issue.
+//
+// Startup either completes or undoes itself: a failure at any step (port in
+// use, unusable data dir, corrupt log) closes what was opened and releases
+// the data-dir lock before the error reaches the caller.
+// stop() is a controlled shutdown: leadership is handed off first when this
+// node leads, then the transport and the disk close, then the lock goes.
+
+import { randomInt } from 'node:crypto';
+import type { Logger } from '../util/logger.js';
+import { SeededRng } from '../util/rng.js';
+import { LogDigestStateMachine } from '../raft-node/log-digest-state-machine.js';
+import { RaftNode } from '../raft-node/node.js';
+import { RaftTransport } from '../raft-node/transport.js';
+import { createClientService } from '../raft-node/client-service.js';
+import { deriveClusterId, type ServerConfig } from './config.js';
+import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js';
+
+export interface Server {
+  readonly meta: MetaProperties;
+  readonly node: RaftNode;
+  readonly transport: RaftTransport;
+  /** Resolves when the node fails (a disk error or broken invariant); the process should exit non-zero. */
+  readonly failed: Promise<Error>;
+  stop(opts?: { transferLeadership?: boolean }): Promise<void>;
+}
+
+export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Server> {
+  const log = logger.child({ nodeId: cfg.nodeId });
+  const clusterId = cfg.clusterId !== undefined ? { value: cfg.clusterId, explicit: true } : { value: deriveClusterId(cfg.quorum), explicit: false };
+  const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }));
+  const unlock = lockDataDir(cfg.dataDir, log);
+  const seed = randomInt(0, 2 ** 31);
+  const rng = new SeededRng(seed);
+  log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed }, 'starting node');
+
+  const peers = new Map(cfg.quorum.filter((v) => v.id !== cfg.nodeId).map((v) => [v.id, v.url] as const));
+  const transport = new RaftTransport({
+    nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
+    limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
+  });
+  let node: RaftNode;
+  const sm = new LogDigestStateMachine();
+  try {
+    await transport.listen();
+    node = RaftNode.start({
+      id: cfg.nodeId, voters: cfg.quorum.map((v) => v.id), raftDir: dir.raftDir, stateMachine: sm, transport,
+      limits: cfg.nodeLimits, rng: rng.fork(), logger: log.child({ component: 'raft-node' }),
+      endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
+    });
+  } catch (err) {
+    await transport.close();
+    unlock();
+    throw err;
+  }
+  transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm) });
+  const failed = new Promise<Error>((resolve) => node.once('fatal', resolve));
+  let stopping: Promise<void> | undefined;
+  const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
+    stopping ??= node.stop(opts).finally(unlock);
+    return stopping;
+  };
+  return { meta: dir.meta, node, transport, failed, stop };
+}

@@ -1,0 +1,41 @@
+import { expect } from 'chai';
+import { parseQuorum } from '../../src/raft-node/quorum-config.js';
+import { deriveClusterId, parseRoles, serverConfigFromFlags, type ServerFlags } from '../../src/server/config.js';
+
+const base: ServerFlags = {
+  nodeId: 2,
+  roles: 'controller',
+  controllerListen: 'ws://127.0.0.1:9095',
+  controllerQuorum: '1@127.0.0.1:9093,2@127.0.0.1:9095,3@127.0.0.1:9097',
+  dataDir: 'data/node-2',
+};
+
+describe('server config', () => {
+  it('builds a config from the documented flags', () => {
+    const cfg = serverConfigFromFlags({ ...base, electionTimeoutMs: 1000, snapshotIntervalEntries: 500 });
+    expect(cfg.nodeId).to.equal(2);
+    expect(cfg.roles).to.deep.equal(['controller']);
+    expect(cfg.quorum.map((v) => v.id)).to.deep.equal([1, 2, 3]);
+    expect(cfg.controllerListen.port).to.equal(9095);
+    expect(cfg.nodeLimits.electionTimeoutTicks * cfg.nodeLimits.tickMs).to.equal(1000);
+    expect(cfg.nodeLimits.snapshotIntervalEntries).to.equal(500);
+    expect(cfg.clusterId).to.equal(undefined);
+  });
+
+  it('derives the same cluster id on every voter, whatever the flag order', () => {
+    const a = deriveClusterId(parseQuorum('1@h:1,2@h:2,3@h:3'));
+    const b = deriveClusterId(parseQuorum('3@h:3,1@h:1,2@h:2'));
+    expect(a).to.equal(b).and.match(/^[A-Za-z0-9_-]{22}$/);
+    expect(deriveClusterId(parseQuorum('1@h:1,2@h:2'))).to.not.equal(a);
+  });
+
+  it('rejects what cannot work, with a reason', () => {
+    expect(() => parseRoles('controller,chef')).to.throw(/unknown role 'chef'/);
+    expect(() => serverConfigFromFlags({ ...base, nodeId: 4 })).to.throw(/not in --controller-quorum/);
+    expect(() => serverConfigFromFlags({ ...base, nodeId: 0 })).to.throw(/positive integer/);
+    expect(() => serverConfigFromFlags({ ...base, clusterId: 'has space' })).to.throw(/cluster-id/);
+    expect(() => serverConfigFromFlags({ ...base, logLevel: 'loud' })).to.throw(/log-level/);
+    expect(() => serverConfigFromFlags({ ...base, electionTimeoutMs: 10 })).to.throw(/election-timeout-ms/);
+    expect(() => serverConfigFromFlags({ ...base, controllerListen: 'tcp://x:1' })).to.throw(/ws:\/\//);
+  });
+});
