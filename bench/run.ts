@@ -1,0 +1,35 @@
+// `make bench [BENCH="storage raft"]`: runs the named benchmark scenarios (all
+// by default) one after another, each in its own process so one cannot warm
+// or pollute another's heap. Each scenario prints its own report; extra
+// arguments after the names are passed through (e.g. --json).
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+const SCENARIOS: Record<string, { file: string; what: string }> = {
+  storage: { file: 'storage.bench.js', what: 'partition log append/read vs raw fs.writeSync' },
+  'raft-disk': { file: 'raft-disk.bench.js', what: 'Raft log appends with one fsync per batch' },
+  raft: { file: 'raft.bench.js', what: '3 voter processes: commit rate, latency, re-election after SIGKILL' },
+};
+
+const args = process.argv.slice(2);
+const names = args.filter((a) => !a.startsWith('-') && Object.hasOwn(SCENARIOS, a));
+const unknown = args.filter((a) => !a.startsWith('-') && !Object.hasOwn(SCENARIOS, a) && !/^\d+$/.test(a));
+if (unknown.length > 0) {
+  process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}\n`);
+  process.exit(2);
+}
+const passThrough = args.filter((a) => !names.includes(a));
+let failed = 0;
+for (const name of names.length > 0 ? names : Object.keys(SCENARIOS)) {
+  const s = SCENARIOS[name]!;
+  process.stdout.write(`\n=== bench ${name}: ${s.what} ===\n`);
+  const r = spawnSync(process.execPath, [path.join(here, s.file), ...passThrough], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    failed++;
+    process.stderr.write(`bench ${name} failed (exit ${r.status ?? r.signal})\n`);
+  }
+}
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,217 @@
+// The active controller's shell. Runs on every controller node; it is active
+// only while its Raft node leads the metadata quorum and has applied the log
+// up to its own term's first commit (so its image is complete).
+//
+// Commands (pure functions in src/controller/) are queued and run in batches:
+// each command of a batch sees the image left by the previous ones, all their
+// records go into ONE Raft entry (group commit), and every response is sent
+// only after that entry is committed and applied — a caller never learns of
+// a change that could still be lost. Because batches are serial, the working
+// image is always "committed image + this batch": nothing uncommitted
+// survives a lost leadership, so there is nothing to roll back.
+//
+// Standby controllers answer every command with NOT_CONTROLLER and the id of
+// the current leader, so callers retry there.
+//
+// Timers: a fencing check every fenceCheckIntervalMs proposes fences for
+// brokers whose session expired. On activation every broker gets a full new
+// session (BrokerHeartbeats.resetAll) — failover never fences instantly.
+
+import type { Clock } from '../../util/clock.js';
+import type { Rng } from '../../util/rng.js';
+import type { Logger } from '../../util/logger.js';
+import { Errors, SluiceError } from '../../util/errors.js';
+import { MetadataDelta } from '../../metadata/delta.js';
+import type { MetadataImage } from '../../metadata/image.js';
+import type { MetadataRecord } from '../../metadata/records.js';
+import { encodeMetadataRecords } from '../../metadata/codec.js';
+import type { MetadataStateMachine } from '../../metadata/state-machine.js';
+import { BrokerHeartbeats } from '../decisions/broker-heartbeats.js';
+import type { CommandContext, CommandResult } from '../context.js';
+import { fenceExpiredBrokers, sessionTimeoutMs } from '../cluster-control.js';
+
+/** What the controller needs from the Raft node (RaftNode implements it). */
+export interface MetadataQuorum {
+  propose(data: Uint8Array): Promise<{ index: number; term: number }>;
+  readIndex(): Promise<number>;
+  status(): { role: string; leader: number; term: number; lastIndex: number };
+  on(event: 'roleChange', listener: (change: { role: string; term: number; leader: number }) => void): unknown;
+}
+
+export interface QuorumControllerOptions {
+  readonly quorum: MetadataQuorum;
+  readonly metadata: MetadataStateMachine;
+  readonly clusterId: string;
+  readonly clock: Clock;
+  readonly rng: Rng;
+  readonly logger: Logger;
+  readonly fenceCheckIntervalMs?: number;
+  /** Commands per Raft entry. */
+  readonly batchCommandsMax?: number;
+  /** Commands waiting to run; beyond this, submit() fails fast (retriable). */
+  readonly queuedCommandsMax?: number;
+}
+
+type AnyCommand = (ctx: CommandContext) => CommandResult<unknown>;
+
+interface Queued {
+  readonly command: AnyCommand;
+  readonly resolve: (response: unknown) => void;
+  readonly reject: (err: Error) => void;
+}
+
+export const METADATA_VERSION = 1;
+
+export class QuorumController {
+  private active = false;
+  /** Raft term in which this node became active; changes invalidate in-flight activation. */
+  private activeTerm = -1;
+  private readonly queue: Queued[] = [];
+  private running = false;
+  private fenceTimer: ReturnType<typeof setInterval> | undefined;
+  private heartbeats: BrokerHeartbeats;
+  private stopped = false;
+
+  constructor(private readonly opts: QuorumControllerOptions) {
+    this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(opts.metadata.image));
+    opts.quorum.on('roleChange', (change) => this.onRoleChange(change.role, change.term));
+    const s = opts.quorum.status();
+    if (s.role === 'leader') this.onRoleChange('leader', s.term);
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /** The committed image (for queries that need no linearizability). */
+  get image(): MetadataImage {
+    return this.opts.metadata.image;
+  }
+
+  /** Liveness view of the active controller (for status output). */
+  get brokerHeartbeats(): BrokerHeartbeats {
+    return this.heartbeats;
+  }
+
+  notControllerError(): SluiceError {
+    const leader = this.opts.quorum.status().leader;
+    return new SluiceError(Errors.NOT_CONTROLLER, leader > 0 ? `the active controller is node ${leader}` : 'no active controller yet', { controllerId: leader > 0 ? leader : -1 });
+  }
+
+  /** Runs a command on the active controller; resolves with its response once its records are committed. */
+  submit<R>(command: (ctx: CommandContext) => CommandResult<R>): Promise<R> {
+    if (!this.active) return Promise.reject(this.notControllerError());
+    if (this.queue.length >= (this.opts.queuedCommandsMax ?? 10_000)) {
+      return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, 'controller queue is full; retry later'));
+    }
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ command, resolve: resolve as (r: unknown) => void, reject });
+      void this.runBatches();
+    });
+  }
+
+  private onRoleChange(role: string, term: number): void {
+    if (role === 'leader' && !this.active && this.activeTerm !== term) {
+      this.activeTerm = term;
+      void this.activate(term);
+    } else if (role !== 'leader' && (this.active || this.activeTerm !== -1)) {
+      this.deactivate();
+    }
+  }
+
+  /** Waits until the image holds everything committed before this term, then takes over. */
+  private async activate(term: number): Promise<void> {
+    try {
+      await this.opts.quorum.readIndex();
+    } catch (err) {
+      this.opts.logger.debug({ err: (err as Error).message, term }, 'activation aborted');
+      if (this.activeTerm === term) this.activeTerm = -1;
+      return;
+    }
+    if (this.stopped || this.activeTerm !== term || this.opts.quorum.status().role !== 'leader') return;
+    const image = this.opts.metadata.image;
+    this.heartbeats = new BrokerHeartbeats(this.opts.clock, sessionTimeoutMs(image));
+    this.heartbeats.resetAll(image.brokers.keys());
+    this.active = true;
+    this.opts.logger.info({ term, metadataOffset: image.offset }, 'became the active controller');
+    this.fenceTimer = setInterval(() => this.checkSessions(), this.opts.fenceCheckIntervalMs ?? 250);
+    if (!image.cluster) {
+      this.submit((): CommandResult<null> => ({
+        records: [{ type: 'cluster', v: 1, clusterId: this.opts.clusterId, metadataVersion: METADATA_VERSION }],
+        response: null,
+      })).catch((err) => this.opts.logger.warn({ err: (err as Error).message }, 'could not write the cluster record'));
+    }
+  }
+
+  private deactivate(): void {
+    if (this.active) this.opts.logger.info('no longer the active controller');
+    this.active = false;
+    this.activeTerm = -1;
+    if (this.fenceTimer) clearInterval(this.fenceTimer);
+    this.fenceTimer = undefined;
+    const err = this.notControllerError();
+    for (const q of this.queue.splice(0)) q.reject(err);
+  }
+
+  private checkSessions(): void {
+    if (!this.active || this.running) return;
+    const image = this.opts.metadata.image;
+    const live = [...image.brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
+    if (this.heartbeats.expired(live).length === 0) return;
+    this.submit(fenceExpiredBrokers).catch((err) => this.opts.logger.debug({ err: (err as Error).message }, 'fencing deferred'));
+  }
+
+  private async runBatches(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0 && this.active) {
+        const batch = this.queue.splice(0, this.opts.batchCommandsMax ?? 256);
+        await this.runBatch(batch);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runBatch(batch: Queued[]): Promise<void> {
+    let image = this.opts.metadata.image;
+    const nextOffset = this.opts.quorum.status().lastIndex + 1;
+    const records: MetadataRecord[] = [];
+    const outcomes: Array<{ q: Queued; ok: boolean; value: unknown }> = [];
+    for (const q of batch) {
+      try {
+        const result = q.command({ image, nextOffset, clock: this.opts.clock, rng: this.opts.rng, heartbeats: this.heartbeats, logger: this.opts.logger });
+        if (result.records.length > 0) {
+          const delta = new MetadataDelta(image);
+          delta.replayBatch(result.records, image.offset + 1);
+          image = delta.apply();
+          records.push(...result.records);
+        }
+        outcomes.push({ q, ok: true, value: result.response });
+      } catch (err) {
+        // A command that throws is a bug in it; fail that caller, keep the others.
+        this.opts.logger.error({ err }, 'controller command failed');
+        outcomes.push({ q, ok: false, value: err });
+      }
+    }
+    if (records.length > 0) {
+      try {
+        await this.opts.quorum.propose(encodeMetadataRecords(records));
+      } catch (err) {
+        const failure = err instanceof SluiceError && err.is(Errors.NOT_CONTROLLER) ? this.notControllerError() : (err as Error);
+        for (const o of outcomes) o.q.reject(failure);
+        return;
+      }
+    }
+    for (const o of outcomes) {
+      if (o.ok) o.q.resolve(o.value);
+      else o.q.reject(o.value as Error);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.deactivate();
+  }
+}
