@@ -39,7 +39,7 @@ bench: build
 
 # Long deterministic simulation runs: `make sim SEEDS=5000` or `make sim SEED=1234`.
 sim: build
-	SLUICE_SIM_SEEDS=$(SEEDS) SLUICE_SIM_SEED=$(SEED) npx mocha --timeout 0 'dist/test/sim/**/*.sim.js'
+	SLUICE_SIM_SEEDS=$(SEEDS) SLUICE_SIM_SEED=$(SEED) npx mocha --no-config --timeout 0 'dist/test/sim/**/*.sim.js'
 
 clean:
 	rm -rf dist node_modules data .tmp
