@@ -106,7 +106,11 @@ export interface AppendRequest extends MessageBase {
 export interface AppendResponse extends MessageBase {
   readonly type: 'appendResp';
   readonly success: boolean;
-  /** On success: the follower's last index matching the leader (prevLogIndex + entries). */
+  /**
+   * On success: the follower's last index matching the leader (prevLogIndex + entries).
+   * On rejection: the prevLogIndex that was rejected, so the leader can tell a
+   * stale rejection (of an append it has since superseded) from a current one.
+   */
   readonly matchIndex: number;
   /**
    * On rejection: fast-backtracking hint. `conflictTerm` is the term of the
@@ -217,6 +221,14 @@ export interface RaftConfig {
   readonly maxUncommittedEntries: number;
   readonly preVote: boolean;
   readonly checkQuorum: boolean;
+  /** Max ReadIndex requests waiting for confirmation; readIndex() returns false beyond it. */
+  readonly maxPendingReads?: number;
+  /**
+   * Max messages buffered between two ready() calls. Beyond it new messages
+   * are dropped (and logged): Raft tolerates message loss, memory does not
+   * tolerate a shell that stops calling ready().
+   */
+  readonly maxPendingMessages?: number;
 }
 
 export const DEFAULT_RAFT_CONFIG: Omit<RaftConfig, 'id'> = {
@@ -229,6 +241,8 @@ export const DEFAULT_RAFT_CONFIG: Omit<RaftConfig, 'id'> = {
   maxUncommittedEntries: 16384,
   preVote: true,
   checkQuorum: true,
+  maxPendingReads: 4096,
+  maxPendingMessages: 65536,
 };
 
 /** What a node starts from: the durable state the shell loaded from disk. */
@@ -242,6 +256,43 @@ export interface RaftInitialState {
   readonly bootstrapMembership: Membership;
   /** Index already applied by the state machine (normally the snapshot index). */
   readonly applied: number;
+  /**
+   * The latest snapshot's data (matching `snapshotMeta`), so a restarted
+   * leader can send it to lagging followers. Optional: the shell may instead
+   * call compact() with the loaded snapshot after construction.
+   */
+  readonly snapshotData?: Uint8Array;
+}
+
+// ---------------------------------------------------------------- status
+
+export type ProgressState = 'probe' | 'replicate' | 'snapshot';
+
+/** The leader's view of one follower or observer. */
+export interface ProgressStatus {
+  readonly match: number;
+  readonly next: number;
+  readonly state: ProgressState;
+  /** Heard from within the current check-quorum window. */
+  readonly recentActive: boolean;
+}
+
+export interface RaftStatus {
+  readonly id: NodeId;
+  readonly term: number;
+  readonly vote: NodeId;
+  readonly role: Role;
+  readonly leader: NodeId;
+  readonly commit: number;
+  readonly applied: number;
+  readonly lastIndex: number;
+  readonly snapshotIndex: number;
+  /** The membership in effect (the latest config entry appended, thesis §4.1). */
+  readonly membership: Membership;
+  /** Leader only: per peer (voters and observers, not the leader itself). */
+  readonly progress?: Map<NodeId, ProgressStatus>;
+  /** Leader only: the target of a leadership transfer in progress. */
+  readonly transferTarget?: NodeId;
 }
 
 export type ProposeResult =
