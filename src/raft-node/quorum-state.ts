@@ -4,14 +4,14 @@
 //   {"currentTerm":5,"votedFor":2,"commitIndex":1234,"version":1}
 //
 // votedFor 0 means no vote in currentTerm. The file is replaced atomically
-// (atomic-file.ts), so it is always a complete version; anything unparsable
+// (util/fs-util.ts), so it is always a complete version; anything unparsable
 // is therefore disk corruption and stops recovery rather than being guessed.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { HardState } from '../raft/types.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileAtomic } from '../util/fs-util.js';
 
 export const QUORUM_STATE_FILE = 'quorum-state';
 export const QUORUM_STATE_VERSION = 1;
@@ -31,7 +31,7 @@ export function readQuorumState(dir: string): HardState | undefined {
 
 export function writeQuorumState(dir: string, hs: HardState): void {
   const json = JSON.stringify({ currentTerm: hs.term, votedFor: hs.vote, commitIndex: hs.commit, version: QUORUM_STATE_VERSION });
-  writeFileAtomic(dir, QUORUM_STATE_FILE, [Buffer.from(json + '\n')]);
+  writeFileAtomic(path.join(dir, QUORUM_STATE_FILE), json + '\n');
 }
 
 export function parseQuorumState(text: string, file: string): HardState {

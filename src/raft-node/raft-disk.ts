@@ -27,7 +27,7 @@ import { assert, AssertionError } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { NO_NODE, type Entry, type HardState, type Snapshot } from '../raft/types.js';
-import { fsyncDir, removeTempFiles } from './atomic-file.js';
+import { fsyncDir, removeTempFiles } from '../util/fs-util.js';
 import { readQuorumState, writeQuorumState } from './quorum-state.js';
 import { RaftLog, type SnapshotPoint } from './raft-log.js';
 import { SnapshotStore } from './snapshot-store.js';

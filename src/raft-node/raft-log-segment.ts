@@ -17,7 +17,7 @@ import { assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Entry } from '../raft/types.js';
-import { writeFully } from './atomic-file.js';
+import { writeFully } from '../util/fs-util.js';
 import { decodeFrame, findPlausibleFrame } from './entry-codec.js';
 
 export const SEGMENT_SUFFIX = '.log';
@@ -122,7 +122,7 @@ export class LogSegment {
   append(buf: Buffer, offsets: readonly number[], entries: readonly Entry[]): void {
     assert(entries.length === offsets.length && entries.length > 0, 'one offset per entry');
     assert(entries[0]?.index === this.lastIndex() + 1, 'segment appends are contiguous');
-    writeFully(this.openFd(), buf, this.size);
+    writeFully(this.openFd(), buf, 0, buf.length, this.size);
     for (let i = 0; i < entries.length; i++) {
       this.positions.push(this.size + (offsets[i] ?? 0));
       this.terms.push(entries[i]?.term ?? 0);

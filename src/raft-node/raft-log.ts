@@ -20,7 +20,7 @@ import { assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Entry } from '../raft/types.js';
-import { fsyncDir } from './atomic-file.js';
+import { fsyncDir } from '../util/fs-util.js';
 import { encodeEntries } from './entry-codec.js';
 import { LogSegment, parseSegmentName, segmentName } from './raft-log-segment.js';
 

@@ -22,7 +22,7 @@ import { assert } from '../util/assert.js';
 import { crc32c } from '../util/crc32c.js';
 import type { Logger } from '../util/logger.js';
 import type { Membership, NodeId, Snapshot } from '../raft/types.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileAtomic } from '../util/fs-util.js';
 import { readU64, writeU64 } from './entry-codec.js';
 
 export const CHECKPOINT_SUFFIX = '.checkpoint';
@@ -116,7 +116,7 @@ export class SnapshotStore {
   /** Writes `snap` atomically and durably, then deletes all but the newest SNAPSHOTS_RETAINED_MAX. */
   save(snap: Snapshot): void {
     assert(snap.meta.index >= 1, 'a snapshot covers at least one entry');
-    writeFileAtomic(this.dir, checkpointName(snap.meta.index, snap.meta.term), [encodeSnapshotHeader(snap), snap.data]);
+    writeFileAtomic(path.join(this.dir, checkpointName(snap.meta.index, snap.meta.term)), [encodeSnapshotHeader(snap), snap.data]);
     const files = this.list();
     for (const file of files.slice(0, Math.max(0, files.length - SNAPSHOTS_RETAINED_MAX))) {
       fs.unlinkSync(path.join(this.dir, file.name));

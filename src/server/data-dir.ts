@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import { fsyncDir, writeFileAtomic } from '../raft-node/atomic-file.js';
+import { fsyncDir, writeFileAtomic } from '../util/fs-util.js';
 
 export const META_PROPERTIES = 'meta.properties';
 export const METADATA_LOG_DIR = '__cluster_metadata-0';
@@ -103,7 +103,7 @@ export function prepareDataDir(dataDir: string, nodeId: number, clusterId: { val
   const meta: MetaProperties = { version: META_VERSION, nodeId, clusterId: clusterId.value };
   try {
     fs.mkdirSync(raftDir);
-    writeFileAtomic(dataDir, META_PROPERTIES, [Buffer.from(formatMetaProperties(meta))]);
+    writeFileAtomic(path.join(dataDir, META_PROPERTIES), formatMetaProperties(meta));
   } catch (err) {
     throw storageError(`cannot format data dir ${dataDir}: ${ioReason(err)}`);
   }

@@ -21,7 +21,7 @@ import {
   leaderEpochOf,
   recordCountOf,
 } from './batch-header.js';
-import { readFully } from './fs-util.js';
+import { readFully } from '../util/fs-util.js';
 
 export const SCAN_BUFFER_BYTES_DEFAULT = 64 * 1024;
 const TWO_POW_32 = 2 ** 32;

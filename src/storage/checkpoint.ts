@@ -11,7 +11,7 @@
 
 import * as fs from 'node:fs';
 import { Errors, SluiceError } from '../util/errors.js';
-import { writeFileAtomic } from './fs-util.js';
+import { writeFileAtomic } from '../util/fs-util.js';
 
 export const CHECKPOINT_VERSION = 0;
 export const RECOVERY_POINT_CHECKPOINT_FILE = 'recovery-point-offset-checkpoint';

@@ -12,7 +12,7 @@
 // equal the in-memory entries [0, persisted).
 
 import * as fs from 'node:fs';
-import { writeFully, removeIfExists } from './fs-util.js';
+import { writeFully, removeIfExists } from '../util/fs-util.js';
 
 const INITIAL_CAPACITY_ENTRIES = 64;
 

@@ -34,7 +34,7 @@ import { isSluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { ScannedBatch } from './batch-scanner.js';
 import { LEADER_EPOCH_CHECKPOINT_FILE } from './checkpoint.js';
-import { fsyncDir, removeIfExists } from './fs-util.js';
+import { fsyncDir, removeIfExists } from '../util/fs-util.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
 import { LOG_FILE_SUFFIX, LogSegment, SEGMENT_FILE_SUFFIXES, parseSegmentFileName, segmentFileName } from './segment.js';

@@ -32,7 +32,7 @@ import {
   writeOffsetCheckpoint,
   type PartitionOffset,
 } from './checkpoint.js';
-import { fsyncDir } from './fs-util.js';
+import { fsyncDir } from '../util/fs-util.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, NEVER, type LogConfig, type LogManagerConfig } from './log-config.js';
 import { PartitionLog } from './partition-log.js';
 

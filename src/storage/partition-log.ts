@@ -25,7 +25,7 @@ import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from './batch-header.js';
 import { validateAppend, type IncomingBatch } from './append-validation.js';
-import { fsyncDir, fsyncDirAsync, writeFileAtomic } from './fs-util.js';
+import { fsyncDir, fsyncDirAsync, writeFileAtomic } from '../util/fs-util.js';
 import type { EpochEntry } from './checkpoint.js';
 import { type EpochEndOffset, type LeaderEpochCache } from './leader-epoch-cache.js';
 import { DEFAULT_LOG_CONFIG, validateLogConfig, type LogConfig } from './log-config.js';

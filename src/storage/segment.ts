@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { AssertionError, assert } from '../util/assert.js';
 import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from './batch-header.js';
 import { FileBatchScanner, type ScannedBatch } from './batch-scanner.js';
-import { readFully, removeIfExists, writeFully } from './fs-util.js';
+import { readFully, removeIfExists, writeFully } from '../util/fs-util.js';
 import type { LogConfig } from './log-config.js';
 import { OffsetIndex } from './offset-index.js';
 import { NO_TIMESTAMP, TimeIndex } from './time-index.js';

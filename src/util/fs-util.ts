@@ -1,11 +1,21 @@
-// Small synchronous file helpers shared by the storage modules: full writes and
-// reads at explicit positions (pwrite/pread never move a shared file cursor, so
-// a failed or partial write cannot shift later ones), directory fsync, and the
-// atomic replace used by every checkpoint file (write temp, fsync, rename,
-// fsync the directory — a reader sees the old or the new file, never a mix).
+// Small synchronous file helpers shared by storage, the Raft disk and the
+// server's data dir: full writes and reads at explicit positions (pwrite/pread
+// never move a shared file cursor, so a failed or partial write cannot shift
+// later ones), directory fsync, and the atomic replace used by every
+// checkpoint, quorum-state, snapshot and meta.properties file.
+//
+// Invariant of writeFileAtomic: after any crash the file is either its
+// previous version or the complete new one — never a mix. The bytes go to
+// `<file>.tmp`, are fsynced, and only then renamed over `<file>` (rename is
+// atomic in POSIX); the directory is fsynced so the rename survives. A crash
+// before the rename leaves a `.tmp` file, which recovery deletes
+// (removeTempFiles).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Logger } from './logger.js';
+
+export const TEMP_SUFFIX = '.tmp';
 
 /** Writes all `length` bytes of `buf[offset..]` at file `position`. */
 export function writeFully(fd: number, buf: Uint8Array, offset: number, length: number, position: number): void {
@@ -46,19 +56,34 @@ export function fsyncDirAsync(dir: string, done: (err: Error | null) => void): v
   });
 }
 
-/** Replaces `file` with `data` atomically and durably. */
-export function writeFileAtomic(file: string, data: string | Uint8Array): void {
-  const tmp = `${file}.tmp`;
+/** Replaces `file` with `data` (or the concatenation of chunks) atomically and durably. */
+export function writeFileAtomic(file: string, data: string | Uint8Array | readonly Uint8Array[]): void {
+  const tmp = file + TEMP_SUFFIX;
+  const chunks = typeof data === 'string' ? [Buffer.from(data, 'utf8')] : data instanceof Uint8Array ? [data] : data;
   const fd = fs.openSync(tmp, 'w');
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    writeFully(fd, bytes, 0, bytes.length, 0);
+    let position = 0;
+    for (const chunk of chunks) {
+      writeFully(fd, chunk, 0, chunk.length, position);
+      position += chunk.length;
+    }
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
   fsyncDir(path.dirname(file));
+}
+
+/** Deletes leftovers of interrupted atomic writes in `dir`; returns the names removed. */
+export function removeTempFiles(dir: string, logger: Logger): string[] {
+  const removed = fs.readdirSync(dir).filter((name) => name.endsWith(TEMP_SUFFIX));
+  for (const name of removed) {
+    logger.warn({ file: path.join(dir, name) }, 'deleting a partial temp file left by an interrupted write');
+    fs.unlinkSync(path.join(dir, name));
+  }
+  if (removed.length > 0) fsyncDir(dir);
+  return removed;
 }
 
 /** Removes `file` if it exists; returns whether it did. */
