@@ -204,7 +204,7 @@ async function measureReelection(cluster: ProcessCluster, o: RaftBenchOptions): 
 
 export async function runRaftBench(opts: Partial<RaftBenchOptions> = {}): Promise<RaftBenchResult> {
   const o = { ...DEFAULT_RAFT_BENCH, ...opts };
-  const cluster = await ProcessCluster.create({ size: 3, logLevel: 'warn' });
+  const cluster = await ProcessCluster.create({ size: 3, logLevel: 'warn', extraArgs: ['--raft-only'] });
   try {
     cluster.startAll();
     const bootstrap = cluster.client();

@@ -5,6 +5,7 @@
 //   status          → the node's Raft status plus the state machine summary
 //   read            → a linearizable read: ReadIndex, wait for apply, then the
 //                     state machine summary (served by the leader only)
+//   controller      → {api, body}: a controller API call (controller/service/controller-api.ts)
 // Requests change nothing themselves: a proposal takes effect only when its
 // entry is committed and applied.
 
@@ -23,20 +24,29 @@ export interface ReadResult {
   readonly stateMachine: Record<string, unknown>;
 }
 
-export type ClientResult = Proposed | StatusResult | ReadResult;
+export type ClientResult = Proposed | StatusResult | ReadResult | unknown;
 
-export function createClientService(node: RaftNode, sm: StateMachine): (req: ClientRequest) => Promise<ClientResult> {
+/** Serves op 'controller' calls; absent on a node that runs no controller. */
+export type ControllerCallHandler = (api: string, body: Record<string, unknown>) => Promise<unknown>;
+
+export function createClientService(node: RaftNode, sm: StateMachine, controller?: ControllerCallHandler): (req: ClientRequest) => Promise<ClientResult> {
   // Not async: a proposal's promise is returned as is, without extra
   // promise hops per request on the leader's hot path.
   return (req) => {
     switch (req.op) {
       case 'propose':
+        // With a controller, only controller commands may write the metadata
+        // log: a raw entry would not decode and would stop every node.
+        if (controller) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'raw proposals are accepted only by a --raft-only node'));
         if (!req.data) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'propose needs data'));
         return node.propose(req.data);
       case 'status':
         return Promise.resolve({ ...node.status(), stateMachine: sm.describe() });
       case 'read':
         return node.readIndex().then((readIndex) => ({ readIndex, stateMachine: sm.describe() }));
+      case 'controller':
+        if (!controller) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'this node runs no controller'));
+        return controller(req.api!, req.body!);
     }
   };
 }

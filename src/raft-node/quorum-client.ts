@@ -1,6 +1,6 @@
-// A small client for the quorum's request API (propose / status / read), used
-// by the integration tests and the benchmark until the controller issue
-// brings the real controller APIs.
+// The client of the quorum's request API: propose / status / read (tests and
+// the Raft benchmark) and `controller` calls (brokers and admin tools talking
+// to the active controller: registration, heartbeats, topics, ...).
 //
 // It keeps one WebSocket per endpoint it talks to (a connection says hello as
 // a client and waits for helloAck), pipelines any number of requests over it
@@ -101,7 +101,7 @@ export class QuorumConnection {
     return this.closedErr === undefined;
   }
 
-  request(op: ClientOp, data?: Uint8Array): Promise<unknown> {
+  request(op: ClientOp, data?: Uint8Array, call?: { api: string; body: Record<string, unknown> }): Promise<unknown> {
     if (this.closedErr) return Promise.reject(this.closedErr);
     if (this.outstanding.size >= this.limits.requestsPendingMax) {
       return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, 'too many requests outstanding on this connection', { notSent: true }));
@@ -109,7 +109,7 @@ export class QuorumConnection {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.outstanding.set(id, { resolve, reject, deadlineMs: performance.now() + this.limits.requestTimeoutMs });
-      this.outbox.push({ id, op, ...(data ? { data } : {}) });
+      this.outbox.push({ id, op, ...(data ? { data } : {}), ...(call ? { api: call.api, body: call.body } : {}) });
       if (this.outbox.length === 1) queueMicrotask(() => this.flush());
     });
   }
@@ -186,6 +186,14 @@ export class QuorumClient {
   /** Proposes `data` to the leader, following hints; resolves once the leader applied it. */
   propose(data: Uint8Array): Promise<ProposeAck> {
     return this.toLeader((conn) => conn.request('propose', data).then((r) => ({ ...(r as Proposed), nodeId: conn.nodeId })));
+  }
+
+  /**
+   * Calls a controller API on the active controller, following leader hints.
+   * Retried only where nothing took effect (NOT_CONTROLLER, not sent).
+   */
+  controller<T>(api: string, body: Record<string, unknown>): Promise<T> {
+    return this.toLeader((conn) => conn.request('controller', undefined, { api, body }) as Promise<T>);
   }
 
   /** A linearizable read of the state machine summary (served by the leader). */

@@ -29,14 +29,21 @@ import { checkMessage } from './message-check.js';
 
 export const WIRE_VERSION = 1;
 
-export type ClientOp = 'propose' | 'status' | 'read';
-const CLIENT_OPS: readonly string[] = ['propose', 'status', 'read'];
+export type ClientOp = 'propose' | 'status' | 'read' | 'controller';
+const CLIENT_OPS: readonly string[] = ['propose', 'status', 'read', 'controller'];
 
 export interface NodeHello { readonly k: 'hello'; readonly role: 'node'; readonly version: number; readonly nodeId: number; readonly clusterId: string }
 export interface ClientHello { readonly k: 'hello'; readonly role: 'client'; readonly version: number; readonly clusterId?: string }
 export interface HelloAck { readonly k: 'helloAck'; readonly nodeId: number; readonly clusterId: string }
 export interface RaftFrame { readonly k: 'raft'; readonly msgs: readonly Message[] }
-export interface ClientRequest { readonly id: number; readonly op: ClientOp; readonly data?: Uint8Array }
+export interface ClientRequest {
+  readonly id: number;
+  readonly op: ClientOp;
+  readonly data?: Uint8Array;
+  /** op 'controller': which controller API, and its request body (checked by the controller). */
+  readonly api?: string;
+  readonly body?: Record<string, unknown>;
+}
 export interface RequestFrame { readonly k: 'req'; readonly reqs: readonly ClientRequest[] }
 
 /** An error on the wire: a code from the one table plus leader hints for NOT_CONTROLLER. */
@@ -109,7 +116,13 @@ function checkRequest(x: unknown): ClientRequest | string {
   if (!isId(x.id)) return 'request without an id';
   if (typeof x.op !== 'string' || !CLIENT_OPS.includes(x.op)) return `unknown request op ${String(x.op).slice(0, 32)}`;
   if (x.data !== undefined && !(x.data instanceof Uint8Array)) return 'request data must be bytes';
-  return { id: x.id, op: x.op as ClientOp, ...(x.data !== undefined ? { data: x.data as Uint8Array } : {}) };
+  if (x.op === 'controller' && (typeof x.api !== 'string' || !isObj(x.body))) return 'controller request needs an api name and a body map';
+  return {
+    id: x.id,
+    op: x.op as ClientOp,
+    ...(x.data !== undefined ? { data: x.data as Uint8Array } : {}),
+    ...(x.op === 'controller' ? { api: x.api as string, body: x.body as Record<string, unknown> } : {}),
+  };
 }
 
 /** Checks every element with `check`; the first problem rejects the whole batch. */

@@ -30,6 +30,13 @@ export interface ServerConfig {
   readonly logLevel: LogLevel;
   readonly nodeLimits: RaftNodeLimits;
   readonly transportLimits: TransportLimits;
+  /**
+   * Run only the consensus layer, with a digest state machine that accepts raw
+   * proposals: for measuring and testing Raft alone (bench/raft, the quorum
+   * integration test). Default false: the metadata state machine and the
+   * controller.
+   */
+  readonly raftOnly: boolean;
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
@@ -43,6 +50,7 @@ export interface ServerFlags {
   readonly logLevel?: string;
   readonly electionTimeoutMs?: number;
   readonly snapshotIntervalEntries?: number;
+  readonly raftOnly?: boolean;
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -102,5 +110,6 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     logLevel,
     nodeLimits: limitsFrom(flags),
     transportLimits: DEFAULT_TRANSPORT_LIMITS,
+    raftOnly: flags.raftOnly === true,
   };
 }

@@ -1,7 +1,10 @@
 // Composition and lifecycle of one node. For now only the controller role:
-// data dir → metadata log (RaftDisk, inside RaftNode) → state machine →
-// controller listener + peer links → Raft driver. The broker role arrives
-// with the data-plane issue.
+// data dir → metadata log (RaftDisk, inside RaftNode) → metadata state
+// machine → controller listener + peer links → Raft driver → the controller
+// (active while this node leads) and its request API. With --raft-only the
+// state machine is a digest of raw proposals and no controller runs (for
+// measuring consensus alone). The broker role arrives with the data-plane
+// issue.
 //
 // Startup either completes or undoes itself: a failure at any step (port in
 // use, unusable data dir, corrupt log) closes what was opened and releases
@@ -15,13 +18,20 @@ import { SeededRng } from '../util/rng.js';
 import { LogDigestStateMachine } from '../raft-node/log-digest-state-machine.js';
 import { RaftNode } from '../raft-node/node.js';
 import { RaftTransport } from '../raft-node/transport.js';
-import { createClientService } from '../raft-node/client-service.js';
+import { createClientService, type ControllerCallHandler } from '../raft-node/client-service.js';
+import type { StateMachine } from '../raft-node/state-machine.js';
+import { MetadataStateMachine } from '../metadata/state-machine.js';
+import { QuorumController } from '../controller/service/quorum-controller.js';
+import { createControllerApi } from '../controller/service/controller-api.js';
+import { SystemClock } from '../util/clock.js';
 import { deriveClusterId, type ServerConfig } from './config.js';
 import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js';
 
 export interface Server {
   readonly meta: MetaProperties;
   readonly node: RaftNode;
+  /** The controller (absent with --raft-only). */
+  readonly controller: QuorumController | undefined;
   readonly transport: RaftTransport;
   /** Resolves when the node fails (a disk error or broken invariant); the process should exit non-zero. */
   readonly failed: Promise<Error>;
@@ -43,7 +53,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
   });
   let node: RaftNode;
-  const sm = new LogDigestStateMachine();
+  const metadata = cfg.raftOnly ? undefined : new MetadataStateMachine();
+  const sm: StateMachine = metadata ?? new LogDigestStateMachine();
   try {
     await transport.listen();
     node = RaftNode.start({
@@ -56,12 +67,22 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     unlock();
     throw err;
   }
-  transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm) });
+  let controller: QuorumController | undefined;
+  let controllerApi: ControllerCallHandler | undefined;
+  if (metadata) {
+    controller = new QuorumController({
+      quorum: node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
+      logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
+    });
+    controllerApi = createControllerApi(controller);
+  }
+  transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
   const failed = new Promise<Error>((resolve) => node.once('fatal', resolve));
   let stopping: Promise<void> | undefined;
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
+    controller?.stop();
     stopping ??= node.stop(opts).finally(unlock);
     return stopping;
   };
-  return { meta: dir.meta, node, transport, failed, stop };
+  return { meta: dir.meta, node, controller, transport, failed, stop };
 }

@@ -45,7 +45,7 @@ describe('raft quorum of three real processes', function () {
   const acked: Acked[] = [];
 
   before(async () => {
-    cluster = await ProcessCluster.create({ size: 3, extraArgs: ['--snapshot-interval-entries', '100'] });
+    cluster = await ProcessCluster.create({ size: 3, extraArgs: ['--raft-only', '--snapshot-interval-entries', '100'] });
     cluster.startAll();
     client = cluster.client();
   });

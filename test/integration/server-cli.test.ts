@@ -72,7 +72,7 @@ describe('sluice server command', function () {
   });
 
   it('formats the data dir, refuses a second process on it, and stops cleanly on SIGTERM', async () => {
-    const cluster = await ProcessCluster.create({ size: 1 });
+    const cluster = await ProcessCluster.create({ size: 1, extraArgs: ['--raft-only'] });
     try {
       cluster.startAll();
       const client = cluster.client();

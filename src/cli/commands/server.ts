@@ -26,7 +26,8 @@ function builder(y: Argv): Argv<ServerFlags & { listen?: string }> {
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
     .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })
     .option('election-timeout-ms', { type: 'number', describe: 'base Raft election timeout (effective: uniform in [t, 2t))' })
-    .option('snapshot-interval-entries', { type: 'number', describe: 'snapshot the metadata state every N applied entries' }) as unknown as Argv<ServerFlags & { listen?: string }>;
+    .option('snapshot-interval-entries', { type: 'number', describe: 'snapshot the metadata state every N applied entries' })
+    .option('raft-only', { type: 'boolean', default: false, describe: 'run only the Raft quorum with a digest state machine that accepts raw proposals (for measuring consensus alone)' }) as unknown as Argv<ServerFlags & { listen?: string }>;
 }
 
 function usageExit(message: string): never {

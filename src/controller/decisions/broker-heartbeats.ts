@@ -11,7 +11,16 @@ export class BrokerHeartbeats {
   /** Monotonic ms of the last heartbeat (or of the controller taking over). */
   private readonly lastContactMs = new Map<BrokerId, number>();
 
-  constructor(private readonly clock: Clock, readonly sessionTimeoutMs: number) {}
+  constructor(private readonly clock: Clock, private sessionMs: number) {}
+
+  get sessionTimeoutMs(): number {
+    return this.sessionMs;
+  }
+
+  /** broker.session.timeout.ms changed (a cluster config alter). */
+  setSessionTimeoutMs(ms: number): void {
+    this.sessionMs = ms;
+  }
 
   /** Called when this node becomes the active controller: every registered broker gets a full session. */
   resetAll(brokers: Iterable<BrokerId>): void {
@@ -30,7 +39,7 @@ export class BrokerHeartbeats {
 
   isAlive(broker: BrokerId): boolean {
     const last = this.lastContactMs.get(broker);
-    return last !== undefined && this.clock.monotonicMs() - last < this.sessionTimeoutMs;
+    return last !== undefined && this.clock.monotonicMs() - last < this.sessionMs;
   }
 
   /** Brokers among `candidates` whose session has expired, in id order. */

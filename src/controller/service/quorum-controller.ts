@@ -50,6 +50,8 @@ export interface QuorumControllerOptions {
   readonly batchCommandsMax?: number;
   /** Commands waiting to run; beyond this, submit() fails fast (retriable). */
   readonly queuedCommandsMax?: number;
+  /** Controller listener URL of each voter, for leader hints in NOT_CONTROLLER answers. */
+  readonly endpoints?: ReadonlyMap<number, string>;
 }
 
 type AnyCommand = (ctx: CommandContext) => CommandResult<unknown>;
@@ -95,7 +97,11 @@ export class QuorumController {
 
   notControllerError(): SluiceError {
     const leader = this.opts.quorum.status().leader;
-    return new SluiceError(Errors.NOT_CONTROLLER, leader > 0 ? `the active controller is node ${leader}` : 'no active controller yet', { controllerId: leader > 0 ? leader : -1 });
+    const endpoint = leader > 0 ? this.opts.endpoints?.get(leader) : undefined;
+    return new SluiceError(Errors.NOT_CONTROLLER, leader > 0 ? `the active controller is node ${leader}` : 'no active controller yet', {
+      ...(leader > 0 ? { leader } : {}),
+      ...(endpoint ? { leaderEndpoint: endpoint } : {}),
+    });
   }
 
   /** Runs a command on the active controller; resolves with its response once its records are committed. */
@@ -156,6 +162,7 @@ export class QuorumController {
   private checkSessions(): void {
     if (!this.active || this.running) return;
     const image = this.opts.metadata.image;
+    this.heartbeats.setSessionTimeoutMs(sessionTimeoutMs(image));
     const live = [...image.brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
     if (this.heartbeats.expired(live).length === 0) return;
     this.submit(fenceExpiredBrokers).catch((err) => this.opts.logger.debug({ err: (err as Error).message }, 'fencing deferred'));

@@ -86,6 +86,6 @@ describe('QuorumController on a real Raft node', function () {
     const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, rng: new SeededRng(1), logger: silentLogger });
     const err = await controller.submit(() => ({ records: [], response: 1 })).catch((e) => e);
     expect(isSluiceError(err, Errors.NOT_CONTROLLER)).to.equal(true);
-    expect(err.details).to.deep.equal({ controllerId: 3 });
+    expect(err.details).to.deep.equal({ leader: 3 });
   });
 });

@@ -1,0 +1,156 @@
+// The controller's request API, served on the controller listener (op
+// 'controller' of the quorum wire protocol): brokers register and heartbeat,
+// leaders send AlterPartition, admin tools create topics and so on. Each call
+// checks its body's shape (INVALID_REQUEST otherwise), runs the pure command
+// on the active controller (NOT_CONTROLLER with a leader hint elsewhere) and
+// answers with plain data: errors become { errorCode, errorMessage }.
+
+import { Errors, SluiceError, type ErrorInfo } from '../../util/errors.js';
+import { brokerHeartbeat, registerBroker, unregisterBroker } from '../cluster-control.js';
+import {
+  alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electPreferredLeaders, listReassignments,
+  type CreatableTopic, type ReassignmentItem, type TopicPartition,
+} from '../replication-control.js';
+import { allocateProducerIds, alterConfigs, describeConfigs, type AlterConfigsResource } from '../config-control.js';
+import type { QuorumController } from './quorum-controller.js';
+import { describeImage } from './describe.js';
+
+type Body = Record<string, unknown>;
+
+function bad(message: string): SluiceError {
+  return new SluiceError(Errors.INVALID_REQUEST, message);
+}
+
+const int = (b: Body, k: string): number => {
+  const v = b[k];
+  if (!Number.isSafeInteger(v)) throw bad(`${k} must be an integer`);
+  return v as number;
+};
+const str = (b: Body, k: string): string => {
+  const v = b[k];
+  if (typeof v !== 'string') throw bad(`${k} must be a string`);
+  return v;
+};
+const bool = (b: Body, k: string, dflt: boolean): boolean => {
+  const v = b[k];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'boolean') throw bad(`${k} must be a boolean`);
+  return v;
+};
+const ints = (v: unknown, what: string): number[] => {
+  if (!Array.isArray(v) || !v.every((x) => Number.isSafeInteger(x))) throw bad(`${what} must be a list of integers`);
+  return v as number[];
+};
+const list = (b: Body, k: string): Body[] => {
+  const v = b[k];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'object' && x !== null && !Array.isArray(x))) throw bad(`${k} must be a list of maps`);
+  return v as Body[];
+};
+const strMap = (v: unknown, what: string): Record<string, string> => {
+  if (v === undefined) return {};
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`${what} must be a map`);
+  for (const x of Object.values(v)) if (typeof x !== 'string') throw bad(`${what} values must be strings`);
+  return v as Record<string, string>;
+};
+
+function errorFields(error: ErrorInfo | null, message?: string): { errorCode: number; errorMessage: string | null } {
+  return error ? { errorCode: error.code, errorMessage: message ? `${error.name}: ${message}` : error.message } : { errorCode: 0, errorMessage: null };
+}
+
+function topicPartitions(b: Body, k: string): TopicPartition[] {
+  return list(b, k).map((tp) => ({ topic: str(tp, 'topic'), partition: int(tp, 'partition') }));
+}
+
+export function createControllerApi(controller: QuorumController): (api: string, body: Body) => Promise<unknown> {
+  const handlers: Record<string, (b: Body) => Promise<unknown>> = {
+    registerBroker: async (b) => {
+      const endpoints = list(b, 'endpoints').map((e) => ({ name: str(e, 'name'), url: str(e, 'url') }));
+      const rack = b.rack === undefined || b.rack === null ? null : str(b, 'rack');
+      const req = { brokerId: int(b, 'brokerId'), incarnationId: str(b, 'incarnationId'), clusterId: str(b, 'clusterId'), endpoints, rack };
+      const res = await controller.submit((c) => registerBroker(c, req));
+      return res.error ? errorFields(res.error, res.message) : { ...errorFields(null), brokerEpoch: res.brokerEpoch };
+    },
+    brokerHeartbeat: async (b) => {
+      const req = { brokerId: int(b, 'brokerId'), brokerEpoch: int(b, 'brokerEpoch'), currentMetadataOffset: int(b, 'currentMetadataOffset'), wantShutdown: bool(b, 'wantShutdown', false) };
+      const res = await controller.submit((c) => brokerHeartbeat(c, req));
+      return res.error ? errorFields(res.error, res.message) : { ...errorFields(null), isFenced: res.isFenced, isCaughtUp: res.isCaughtUp, shouldShutdown: res.shouldShutdown };
+    },
+    unregisterBroker: async (b) => {
+      const brokerId = int(b, 'brokerId');
+      const res = await controller.submit((c) => unregisterBroker(c, brokerId));
+      return errorFields(res.error);
+    },
+    createTopics: async (b) => {
+      const topics: CreatableTopic[] = list(b, 'topics').map((t) => ({
+        name: str(t, 'name'),
+        numPartitions: t.numPartitions === undefined ? -1 : int(t, 'numPartitions'),
+        replicationFactor: t.replicationFactor === undefined ? -1 : int(t, 'replicationFactor'),
+        configs: strMap(t.configs, 'configs'),
+        ...(t.assignments !== undefined ? { assignments: (t.assignments as unknown[]).map((r) => ints(r, 'assignments')) } : {}),
+      }));
+      const validateOnly = bool(b, 'validateOnly', false);
+      return { topics: await controller.submit((c) => createTopics(c, topics, validateOnly)) };
+    },
+    deleteTopics: async (b) => {
+      const v = b.names;
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw bad('names must be a list of strings');
+      return { topics: await controller.submit((c) => deleteTopics(c, v as string[])) };
+    },
+    createPartitions: async (b) => {
+      const topic = str(b, 'topic');
+      const count = int(b, 'count');
+      return controller.submit((c) => createPartitions(c, topic, count, bool(b, 'validateOnly', false)));
+    },
+    alterPartition: async (b) => {
+      const req = {
+        brokerId: int(b, 'brokerId'), brokerEpoch: int(b, 'brokerEpoch'), topicId: str(b, 'topicId'), partition: int(b, 'partition'),
+        leaderEpoch: int(b, 'leaderEpoch'), partitionEpoch: int(b, 'partitionEpoch'), newIsr: ints(b.newIsr, 'newIsr'),
+      };
+      return controller.submit((c) => alterPartition(c, req));
+    },
+    electLeaders: async (b) => {
+      const parts = b.partitions === undefined || b.partitions === null ? null : topicPartitions(b, 'partitions');
+      return { partitions: await controller.submit((c) => electPreferredLeaders(c, parts)) };
+    },
+    alterReassignments: async (b) => {
+      const items: ReassignmentItem[] = list(b, 'partitions').map((p) => ({
+        topic: str(p, 'topic'), partition: int(p, 'partition'), replicas: p.replicas === null ? null : ints(p.replicas, 'replicas'),
+      }));
+      return { partitions: await controller.submit((c) => alterReassignments(c, items)) };
+    },
+    listReassignments: async () => ({ reassignments: await controller.submit((c) => ({ records: [], response: listReassignments(c.image) })) }),
+    alterConfigs: async (b) => {
+      const resources: AlterConfigsResource[] = list(b, 'resources').map((r) => {
+        const resourceType = str(r, 'resourceType');
+        if (resourceType !== 'topic' && resourceType !== 'cluster') throw bad('resourceType must be topic or cluster');
+        const del = r.delete === undefined ? [] : r.delete;
+        if (!Array.isArray(del) || !del.every((x) => typeof x === 'string')) throw bad('delete must be a list of names');
+        return { resourceType, resourceName: str(r, 'resourceName'), set: strMap(r.set, 'set'), delete: del as string[] };
+      });
+      return { resources: await controller.submit((c) => alterConfigs(c, resources, bool(b, 'validateOnly', false))) };
+    },
+    describeConfigs: async (b) => {
+      const resourceType = str(b, 'resourceType');
+      if (resourceType !== 'topic' && resourceType !== 'cluster') throw bad('resourceType must be topic or cluster');
+      const name = str(b, 'resourceName');
+      const configs = await controller.submit((c) => ({ records: [], response: describeConfigs(c.image, resourceType, name) }));
+      return configs ? { ...errorFields(null), configs } : errorFields(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`);
+    },
+    allocateProducerIds: async (b) => {
+      const brokerId = int(b, 'brokerId');
+      const brokerEpoch = int(b, 'brokerEpoch');
+      const res = await controller.submit((c) => allocateProducerIds(c, brokerId, brokerEpoch));
+      return res.error ? errorFields(res.error) : { ...errorFields(null), firstProducerId: res.firstProducerId, size: res.size };
+    },
+    describeCluster: async () => controller.submit((c) => ({ records: [], response: describeImage(c.image, c.heartbeats) })),
+  };
+  return (api, body) => {
+    const handler = Object.hasOwn(handlers, api) ? handlers[api] : undefined;
+    if (!handler) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, `unknown controller api ${api.slice(0, 40)}`));
+    try {
+      return handler(body);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+}
