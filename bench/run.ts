@@ -12,6 +12,7 @@ const SCENARIOS: Record<string, { file: string; what: string }> = {
   storage: { file: 'storage.bench.js', what: 'partition log append/read vs raw fs.writeSync' },
   'raft-disk': { file: 'raft-disk.bench.js', what: 'Raft log appends with one fsync per batch' },
   raft: { file: 'raft.bench.js', what: '3 voter processes: commit rate, latency, re-election after SIGKILL' },
+  controller: { file: 'controller.bench.js', what: '3 controller processes: failover to CreateTopics, 10,000 partitions, fencing' },
 };
 
 const args = process.argv.slice(2);
