@@ -73,6 +73,12 @@ export class QuorumController {
   private fenceTimer: ReturnType<typeof setInterval> | undefined;
   private heartbeats: BrokerHeartbeats;
   private stopped = false;
+  /**
+   * Set when a proposal's outcome is unknown (it timed out while this node
+   * still led): the entry may yet commit, so no command may run against the
+   * committed image until an empty barrier entry has been applied after it.
+   */
+  private needsBarrier = false;
 
   constructor(private readonly opts: QuorumControllerOptions) {
     this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(opts.metadata.image));
@@ -152,6 +158,8 @@ export class QuorumController {
   private deactivate(): void {
     if (this.active) this.opts.logger.info('no longer the active controller');
     this.active = false;
+    // A later activation waits for ReadIndex, which covers any entry of this term.
+    this.needsBarrier = false;
     this.activeTerm = -1;
     if (this.fenceTimer) clearInterval(this.fenceTimer);
     this.fenceTimer = undefined;
@@ -182,6 +190,19 @@ export class QuorumController {
   }
 
   private async runBatch(batch: Queued[]): Promise<void> {
+    if (this.needsBarrier) {
+      try {
+        // Entries apply in order: once this one is applied, so is any earlier
+        // entry whose outcome was unknown, and the image reflects it.
+        await this.opts.quorum.propose(new Uint8Array(0));
+        this.needsBarrier = false;
+      } catch (err) {
+        this.opts.logger.warn({ err: (err as Error).message }, 'barrier after an unknown outcome failed; stepping down as controller');
+        for (const q of batch) q.reject(this.notControllerError());
+        this.deactivate();
+        return;
+      }
+    }
     let image = this.opts.metadata.image;
     const nextOffset = this.opts.quorum.status().lastIndex + 1;
     const records: MetadataRecord[] = [];
@@ -206,7 +227,10 @@ export class QuorumController {
       try {
         await this.opts.quorum.propose(encodeMetadataRecords(records));
       } catch (err) {
-        const failure = err instanceof SluiceError && err.is(Errors.NOT_CONTROLLER) ? this.notControllerError() : (err as Error);
+        const notController = err instanceof SluiceError && err.is(Errors.NOT_CONTROLLER);
+        // Anything but NOT_CONTROLLER may mean the entry still commits later.
+        if (!notController) this.needsBarrier = true;
+        const failure = notController ? this.notControllerError() : (err as Error);
         for (const o of outcomes) o.q.reject(failure);
         return;
       }

@@ -14,7 +14,7 @@ import { createTopics } from '../../../src/controller/replication-control.js';
 import { SystemClock } from '../../../src/util/clock.js';
 import { SeededRng } from '../../../src/util/rng.js';
 import { silentLogger } from '../../../src/util/logger.js';
-import { Errors, isSluiceError } from '../../../src/util/errors.js';
+import { Errors, SluiceError, isSluiceError } from '../../../src/util/errors.js';
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -87,5 +87,35 @@ describe('QuorumController on a real Raft node', function () {
     const err = await controller.submit(() => ({ records: [], response: 1 })).catch((e) => e);
     expect(isSluiceError(err, Errors.NOT_CONTROLLER)).to.equal(true);
     expect(err.details).to.deep.equal({ leader: 3 });
+  });
+
+  it('after a proposal with an unknown outcome, applies a barrier entry before running more commands', async () => {
+    const metadata = new MetadataStateMachine();
+    const proposed: number[] = [];
+    let fail = true;
+    let index = 0;
+    const quorum = {
+      propose: (data: Uint8Array) => {
+        proposed.push(data.length);
+        if (fail) {
+          fail = false;
+          return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, 'outcome unknown'));
+        }
+        return Promise.resolve({ index: ++index, term: 1 });
+      },
+      readIndex: () => Promise.resolve(0),
+      status: () => ({ role: 'leader', leader: 1, term: 1, lastIndex: index }),
+      on: () => undefined,
+    };
+    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, rng: new SeededRng(1), logger: silentLogger });
+    await waitFor(() => controller.isActive);
+    const record = { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'num.partitions', value: '3' } as const;
+    // (the cluster record proposal at activation takes the simulated timeout)
+    await waitFor(() => proposed.length >= 1);
+    await controller.submit(() => ({ records: [record], response: 'ok' }));
+    expect(proposed[0]).to.be.greaterThan(0);
+    expect(proposed[1], 'a barrier (empty entry) comes first').to.equal(0);
+    expect(proposed[2]).to.be.greaterThan(0);
+    controller.stop();
   });
 });
