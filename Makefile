@@ -2,6 +2,7 @@
 # Every target installs what it needs first, so both work on a fresh clone
 # with only Node.js 20 (and npm) on the machine.
 
+SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.install-stamp
 SEEDS ?= 2000
 SEED ?=
@@ -22,8 +23,13 @@ lint: install
 	npx eslint .
 
 # install + build + lint + every test (unit, simulation, integration).
+# Ends with a plain "N passed, N failed" line that CI reads.
 test: build lint
-	npx mocha
+	@mkdir -p .tmp
+	@set -o pipefail; npx mocha 2>&1 | tee .tmp/mocha.log; status=$$?; \
+	  passed=$$(grep -E '^ *[0-9]+ passing' .tmp/mocha.log | grep -Eo '[0-9]+' | head -1); \
+	  failed=$$(grep -E '^ *[0-9]+ failing' .tmp/mocha.log | grep -Eo '[0-9]+' | head -1); \
+	  echo "$${passed:-0} passed, $${failed:-0} failed"; exit $$status
 
 # Starts a local 3-node cluster once `sluice local` exists (the CLI issue);
 # until then it says so and fails.
