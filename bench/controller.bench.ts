@@ -15,7 +15,7 @@
 //
 // Run: node dist/bench/controller.bench.js [--kills N] [--partitions N] [--json]
 
-import { pathToFileURL } from 'node:url';
+import { argValue, isMain } from './cli-args.js';
 import { ProcessCluster, waitFor } from '../test/integration/harness.js';
 import type { QuorumClient } from '../src/raft-node/quorum-client.js';
 import type { ClusterDescription } from '../src/controller/service/describe.js';
@@ -165,11 +165,6 @@ export async function runControllerBench(opts: Partial<ControllerBenchOptions> =
   }
 }
 
-function argValue(name: string): number | undefined {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : undefined;
-  return v !== undefined && Number.isFinite(v) ? v : undefined;
-}
 
 function report(r: ControllerBenchResult): string {
   return [
@@ -182,7 +177,7 @@ function report(r: ControllerBenchResult): string {
   ].join('\n');
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   const kills = argValue('--kills');
   const partitions = argValue('--partitions');
   const result = await runControllerBench({ ...(kills !== undefined ? { kills } : {}), ...(partitions !== undefined ? { partitions } : {}) });

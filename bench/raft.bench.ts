@@ -17,7 +17,7 @@
 
 import fs from 'node:fs';
 import os from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { argValue, isMain } from './cli-args.js';
 import * as hdr from 'hdr-histogram-js';
 import { ProcessCluster, waitFor } from '../test/integration/harness.js';
 import type { QuorumClient } from '../src/raft-node/quorum-client.js';
@@ -228,11 +228,6 @@ export async function runRaftBench(opts: Partial<RaftBenchOptions> = {}): Promis
   }
 }
 
-function argValue(name: string): number | undefined {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : undefined;
-  return v !== undefined && Number.isFinite(v) ? v : undefined;
-}
 
 function report(r: RaftBenchResult): string {
   return [
@@ -246,7 +241,7 @@ function report(r: RaftBenchResult): string {
   ].join('\n');
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   const duration = argValue('--duration-ms');
   const kills = argValue('--kills');
   const result = await runRaftBench({

@@ -7,7 +7,7 @@
 // every partition's isr ⊆ replicas and leader ∈ isr ∪ {NO_LEADER};
 // `offset` is the metadata log index of the last record replayed into it.
 
-import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType } from './records.js';
+import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType, PartitionRecord } from './records.js';
 
 export interface BrokerRegistration {
   readonly brokerId: BrokerId;
@@ -19,15 +19,8 @@ export interface BrokerRegistration {
   readonly inControlledShutdown: boolean;
 }
 
-export interface PartitionRegistration {
-  readonly replicas: readonly BrokerId[];
-  readonly isr: readonly BrokerId[];
-  readonly leader: BrokerId;
-  readonly leaderEpoch: number;
-  readonly partitionEpoch: number;
-  readonly addingReplicas: readonly BrokerId[];
-  readonly removingReplicas: readonly BrokerId[];
-}
+/** A partition's state in the image: the fields of its PartitionRecord after every change. */
+export type PartitionRegistration = Omit<PartitionRecord, 'type' | 'v' | 'topicId' | 'partition'>;
 
 export interface TopicImage {
   readonly name: string;
