@@ -5,9 +5,10 @@
 // actually changes. Every caller — fencing, unfencing, controlled shutdown,
 // AlterPartition, reassignment, preferred election — goes through build().
 //
-// Invariants of the output: the ISR is never empty while the partition has a
-// replica; the leader is NO_LEADER or a member of the ISR; adding/removing
-// replicas are subsets of replicas.
+// Invariants of the output: the ISR is never empty and only ever holds
+// brokers that were in sync (or the one an enabled unclean election picked);
+// the leader is NO_LEADER or a member of the ISR; adding/removing replicas are
+// subsets of replicas. A change that cannot keep them is refused.
 
 import { NO_LEADER, type BrokerId, type PartitionChangeRecord } from '../../metadata/records.js';
 import type { PartitionRegistration } from '../../metadata/image.js';
@@ -31,6 +32,8 @@ export interface ChangeResult {
   readonly election: ElectionKind | 'unchanged';
   /** The registration after the change, as replay will compute it. */
   readonly after: PartitionRegistration;
+  /** Set when the change was refused (then record is null and after is unchanged). */
+  readonly refused?: string;
 }
 
 export function buildPartitionChange(
@@ -44,17 +47,24 @@ export function buildPartitionChange(
   let adding = req.addingReplicas ?? reg.addingReplicas;
   let removing = req.removingReplicas ?? reg.removingReplicas;
   let isr = (req.isr ?? reg.isr).filter((b) => replicas.includes(b));
-
-  // A reassignment completes once every adding replica is in the ISR: the
-  // target set becomes the replica set and the removed replicas leave the ISR.
-  if (adding.length > 0 && adding.every((b) => isr.includes(b))) {
-    replicas = replicas.filter((b) => !removing.includes(b));
-    isr = isr.filter((b) => replicas.includes(b));
-    adding = [];
-    removing = [];
-  }
-  // Never let the ISR become empty: keep the last member (it may lead again).
+  // Never let the ISR become empty by a shrink: keep the last in-sync member
+  // (it may lead again). Never put a replica that was not in sync into it.
   if (isr.length === 0) isr = reg.isr.filter((b) => replicas.includes(b)).slice(0, 1);
+
+  // A reassignment completes (KIP-455) once every adding replica is in the
+  // ISR and at least one in-sync replica stays: the target set becomes the
+  // replica set and the removed replicas leave the ISR. A move that only
+  // removes replicas completes at once on that rule.
+  if ((adding.length > 0 || removing.length > 0) && adding.every((b) => isr.includes(b))) {
+    const target = replicas.filter((b) => !removing.includes(b));
+    const targetIsr = isr.filter((b) => target.includes(b));
+    if (targetIsr.length > 0) {
+      replicas = target;
+      isr = targetIsr;
+      adding = [];
+      removing = [];
+    }
+  }
 
   const exclude = req.excludeLeaders;
   const electCtx: ElectionContext = exclude?.size
@@ -69,7 +79,9 @@ export function buildPartitionChange(
     isr = [...result.isr];
     election = result.kind;
   }
-  if (leader === NO_LEADER && isr.length === 0) isr = replicas.slice(0, 1);
+  // Only an unclean election (enabled per topic) may fill an empty ISR; a
+  // change that would leave the partition with no in-sync replica is refused.
+  if (isr.length === 0) return { record: null, election: 'unchanged', after: reg, refused: 'no in-sync replica would remain' };
 
   const after: PartitionRegistration = {
     replicas, isr, leader,

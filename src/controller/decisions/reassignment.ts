@@ -1,6 +1,7 @@
 // Partition reassignment steps (pure), as in Kafka's KIP-455: to move a
 // partition from replicas R to target T, the controller first sets
-// replicas = T ∪ R (target order first), adding = T − R, removing = R − T.
+// replicas = T ∪ R (target order first), adding = T − R, removing = R − T,
+// where R is the current replica set (a running move's new replicas included).
 // The new replicas catch up and join the ISR through AlterPartition; when
 // every adding replica is in the ISR, buildPartitionChange completes the move
 // (replicas = T, removed brokers leave the ISR, leadership moves if the
@@ -41,12 +42,15 @@ export function startReassignment(
   }
   const unknown = target.filter((b) => !isRegistered(b));
   if (unknown.length > 0) return { error: Errors.INVALID_REPLICA_ASSIGNMENT, message: `brokers ${unknown} are not registered` };
-  // A new target replaces a running reassignment: start from the original set.
-  const current = isReassigning(reg) ? originalReplicas(reg) : [...reg.replicas];
+  // A new target replaces a running reassignment. Like Kafka, start from the
+  // current replicas (adding ones included): a replica that already joined the
+  // ISR stays until the new move completes, so no in-sync copy is dropped.
+  const current = [...reg.replicas];
   const adding = target.filter((b) => !current.includes(b));
   const removing = current.filter((b) => !target.includes(b));
   const replicas = [...target, ...removing];
   const change = buildPartitionChange(topicId, partition, reg, { replicas, addingReplicas: adding, removingReplicas: removing }, ctx);
+  if (change.refused) return { error: Errors.INVALID_REPLICA_ASSIGNMENT, message: `${topicId}/${partition}: ${change.refused}` };
   return { error: null, change };
 }
 
@@ -58,11 +62,13 @@ export function cancelReassignment(
 ): ReassignDecision {
   if (!isReassigning(reg)) return { error: Errors.NO_REASSIGNMENT_IN_PROGRESS, message: `${topicId}/${partition} is not being reassigned` };
   const replicas = originalReplicas(reg);
-  const change = buildPartitionChange(topicId, partition, reg, {
-    replicas,
-    isr: reg.isr.filter((b) => replicas.includes(b)),
-    addingReplicas: [],
-    removingReplicas: [],
-  }, ctx);
+  const isr = reg.isr.filter((b) => replicas.includes(b));
+  // Reverting would drop every in-sync copy: refuse, as Kafka does, unless an
+  // unclean election is allowed to pick from the original replicas.
+  if (isr.length === 0 && !ctx.uncleanLeaderElectionEnabled) {
+    return { error: Errors.INVALID_REPLICA_ASSIGNMENT, message: `${topicId}/${partition}: cancelling would leave no in-sync replica; wait for the move to finish` };
+  }
+  const change = buildPartitionChange(topicId, partition, reg, { replicas, isr, addingReplicas: [], removingReplicas: [] }, ctx);
+  if (change.refused) return { error: Errors.INVALID_REPLICA_ASSIGNMENT, message: `${topicId}/${partition}: ${change.refused}` };
   return { error: null, change };
 }

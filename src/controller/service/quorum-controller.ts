@@ -50,6 +50,8 @@ export interface QuorumControllerOptions {
   readonly batchCommandsMax?: number;
   /** Commands waiting to run; beyond this, submit() fails fast (retriable). */
   readonly queuedCommandsMax?: number;
+  /** Pause before retrying activation after a failed one while still the Raft leader. */
+  readonly reactivateDelayMs?: number;
   /** Controller listener URL of each voter, for leader hints in NOT_CONTROLLER answers. */
   readonly endpoints?: ReadonlyMap<number, string>;
 }
@@ -79,6 +81,7 @@ export class QuorumController {
    * committed image until an empty barrier entry has been applied after it.
    */
   private needsBarrier = false;
+  private reactivateTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly opts: QuorumControllerOptions) {
     this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(opts.metadata.image));
@@ -137,7 +140,10 @@ export class QuorumController {
       await this.opts.quorum.readIndex();
     } catch (err) {
       this.opts.logger.debug({ err: (err as Error).message, term }, 'activation aborted');
-      if (this.activeTerm === term) this.activeTerm = -1;
+      if (this.activeTerm === term) {
+        this.activeTerm = -1;
+        this.scheduleReactivation();
+      }
       return;
     }
     if (this.stopped || this.activeTerm !== term || this.opts.quorum.status().role !== 'leader') return;
@@ -165,6 +171,23 @@ export class QuorumController {
     this.fenceTimer = undefined;
     const err = this.notControllerError();
     for (const q of this.queue.splice(0)) q.reject(err);
+  }
+
+  /**
+   * A failed activation or barrier steps down only as controller; Raft may
+   * still lead and then no role change will come. Try again shortly while
+   * this node leads, so the cluster is never left without an active
+   * controller under a healthy Raft leader.
+   */
+  private scheduleReactivation(): void {
+    if (this.stopped || this.reactivateTimer) return;
+    this.reactivateTimer = setTimeout(() => {
+      this.reactivateTimer = undefined;
+      const s = this.opts.quorum.status();
+      if (this.stopped || this.active || this.activeTerm !== -1 || s.role !== 'leader') return;
+      this.activeTerm = s.term;
+      void this.activate(s.term);
+    }, this.opts.reactivateDelayMs ?? 100);
   }
 
   private checkSessions(): void {
@@ -200,6 +223,7 @@ export class QuorumController {
         this.opts.logger.warn({ err: (err as Error).message }, 'barrier after an unknown outcome failed; stepping down as controller');
         for (const q of batch) q.reject(this.notControllerError());
         this.deactivate();
+        this.scheduleReactivation();
         return;
       }
     }
@@ -243,6 +267,7 @@ export class QuorumController {
 
   stop(): void {
     this.stopped = true;
+    if (this.reactivateTimer) clearTimeout(this.reactivateTimer);
     this.deactivate();
   }
 }
