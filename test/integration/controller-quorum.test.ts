@@ -80,6 +80,11 @@ describe('controller quorum of three real processes', function () {
     const orders = desc.topics.find((t) => t.name === 'orders')!;
     expect(orders.partitions).to.have.length(6);
     for (const p of orders.partitions) expect(p.isr).to.have.length(3);
+    const plan = await client.controller<{ errorCode: number; partitions: Array<{ moved: boolean }> }>('generateReassignmentPlan', { topics: ['orders'], brokers: [1, 2, 3] });
+    expect(plan.errorCode).to.equal(0);
+    expect(plan.partitions.filter((p) => p.moved), 'a balanced topic needs no moves').to.deep.equal([]);
+    const unknown = await client.controller<{ errorCode: number }>('generateReassignmentPlan', { topics: ['orders'], brokers: [1, 2, 9] });
+    expect(unknown.errorCode).to.equal(39);
   });
 
   it('rejects malformed controller calls and raw proposals with INVALID_REQUEST and keeps serving', async () => {

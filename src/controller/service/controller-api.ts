@@ -14,6 +14,7 @@ import {
 import { allocateProducerIds, alterConfigs, describeConfigs, type AlterConfigsResource } from '../config-control.js';
 import type { QuorumController } from './quorum-controller.js';
 import { describeImage } from './describe.js';
+import { generateReassignmentPlan } from '../decisions/reassignment-plan.js';
 
 type Body = Record<string, unknown>;
 
@@ -117,6 +118,22 @@ export function createControllerApi(controller: QuorumController): (api: string,
         topic: str(p, 'topic'), partition: int(p, 'partition'), replicas: p.replicas === null ? null : ints(p.replicas, 'replicas'),
       }));
       return { partitions: await controller.submit((c) => alterReassignments(c, items)) };
+    },
+    generateReassignmentPlan: async (b) => {
+      const topics = b.topics;
+      if (!Array.isArray(topics) || !topics.every((t) => typeof t === 'string')) throw bad('topics must be a list of names');
+      const brokers = ints(b.brokers, 'brokers');
+      return controller.submit((c) => {
+        const missing = (topics as string[]).filter((t) => !c.image.topic(t));
+        if (missing.length > 0) return { records: [], response: errorFields(Errors.UNKNOWN_TOPIC_OR_PARTITION, `no topic ${missing.join(', ')}`) };
+        const unknown = brokers.filter((id) => !c.image.brokers.has(id));
+        if (unknown.length > 0 || brokers.length === 0) return { records: [], response: errorFields(Errors.INVALID_REPLICA_ASSIGNMENT, `brokers ${unknown.join(', ') || '(none)'} are not registered`) };
+        const inputs = (topics as string[]).flatMap((t) => [...c.image.topic(t)!.partitions.entries()].map(([partition, r]) => ({ topic: t, partition, replicas: r.replicas })));
+        if (inputs.some((p) => p.replicas.length > new Set(brokers).size)) {
+          return { records: [], response: errorFields(Errors.INVALID_REPLICATION_FACTOR, 'a partition has more replicas than the brokers named') };
+        }
+        return { records: [], response: { ...errorFields(null), partitions: generateReassignmentPlan(inputs, brokers) } };
+      });
     },
     listReassignments: async () => ({ reassignments: await controller.submit((c) => ({ records: [], response: listReassignments(c.image) })) }),
     alterConfigs: async (b) => {
