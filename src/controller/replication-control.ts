@@ -193,6 +193,24 @@ export function electPreferredLeaders(ctx: CommandContext, partitions: readonly 
   return { records, response };
 }
 
+/**
+ * Partitions whose preferred replica (the first) is acceptable, in the ISR
+ * and not leading: what auto.leader.rebalance.enable moves back, so
+ * leadership returns to an even spread after brokers come back.
+ */
+export function imbalancedPartitions(image: MetadataImage): TopicPartition[] {
+  const out: TopicPartition[] = [];
+  for (const topic of image.topicsByName.values()) {
+    for (const [partition, reg] of topic.partitions) {
+      const preferred = reg.replicas[0];
+      if (preferred !== undefined && reg.leader !== preferred && reg.isr.includes(preferred) && isAcceptableLeader(image, preferred)) {
+        out.push({ topic: topic.name, partition });
+      }
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- reassignment
 
 export interface ReassignmentItem extends TopicPartition {

@@ -234,3 +234,28 @@ describe('controller commands', () => {
     });
   });
 });
+
+describe('auto leader rebalance', () => {
+  it('finds partitions whose preferred replica is back in the ISR and moves leadership to it', async () => {
+    const { imbalancedPartitions } = await import('../../src/controller/replication-control.js');
+    const h = cluster(3);
+    h.run((c) => createTopics(c, [{ name: 'a', numPartitions: 3, replicationFactor: 3, configs: {} }]));
+    expect(imbalancedPartitions(h.image)).to.deep.equal([]);
+    // broker 1 shuts down in a controlled way: its leaderships move away
+    h.heartbeat(1, true);
+    const movedAway = [...h.image.topic('a')!.partitions.entries()].filter(([, r]) => r.replicas[0] === 1).map(([p]) => p);
+    expect(movedAway.length).to.be.greaterThan(0);
+    expect(imbalancedPartitions(h.image), 'a broker shutting down is not acceptable').to.deep.equal([]);
+    // it comes back (new incarnation) and rejoins the ISRs through the leaders
+    h.startBroker(1, 'inc-1-b');
+    for (const p of movedAway) {
+      const t = h.image.topic('a')!;
+      const reg = t.partitions.get(p)!;
+      h.run((c) => alterPartition(c, { brokerId: reg.leader, brokerEpoch: h.epochs.get(reg.leader)!, topicId: t.topicId, partition: p, leaderEpoch: reg.leaderEpoch, partitionEpoch: reg.partitionEpoch, newIsr: [...reg.isr, 1] }));
+    }
+    expect(imbalancedPartitions(h.image).map((tp) => tp.partition).sort()).to.deep.equal(movedAway.sort());
+    h.run((c) => electPreferredLeaders(c, imbalancedPartitions(c.image)));
+    for (const p of movedAway) expect(h.image.topic('a')!.partitions.get(p)!.leader).to.equal(1);
+    expect(imbalancedPartitions(h.image)).to.deep.equal([]);
+  });
+});

@@ -29,6 +29,8 @@ import type { MetadataStateMachine } from '../../metadata/state-machine.js';
 import { BrokerHeartbeats } from '../decisions/broker-heartbeats.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import { fenceExpiredBrokers, sessionTimeoutMs } from '../cluster-control.js';
+import { electPreferredLeaders, imbalancedPartitions } from '../replication-control.js';
+import { brokerSetting } from '../context.js';
 
 /** What the controller needs from the Raft node (RaftNode implements it). */
 export interface MetadataQuorum {
@@ -50,6 +52,8 @@ export interface QuorumControllerOptions {
   readonly batchCommandsMax?: number;
   /** Commands waiting to run; beyond this, submit() fails fast (retriable). */
   readonly queuedCommandsMax?: number;
+  /** How often the active controller moves leadership back to preferred replicas (auto.leader.rebalance.enable). */
+  readonly leaderRebalanceIntervalMs?: number;
   /** Pause before retrying activation after a failed one while still the Raft leader. */
   readonly reactivateDelayMs?: number;
   /** Controller listener URL of each voter, for leader hints in NOT_CONTROLLER answers. */
@@ -73,6 +77,7 @@ export class QuorumController {
   private readonly queue: Queued[] = [];
   private running = false;
   private fenceTimer: ReturnType<typeof setInterval> | undefined;
+  private rebalanceTimer: ReturnType<typeof setInterval> | undefined;
   private heartbeats: BrokerHeartbeats;
   private stopped = false;
   /**
@@ -153,6 +158,7 @@ export class QuorumController {
     this.active = true;
     this.opts.logger.info({ term, metadataOffset: image.offset }, 'became the active controller');
     this.fenceTimer = setInterval(() => this.checkSessions(), this.opts.fenceCheckIntervalMs ?? 250);
+    this.rebalanceTimer = setInterval(() => this.rebalanceLeaders(), this.opts.leaderRebalanceIntervalMs ?? 30_000);
     if (!image.cluster) {
       this.submit((): CommandResult<null> => ({
         records: [{ type: 'cluster', v: 1, clusterId: this.opts.clusterId, metadataVersion: METADATA_VERSION }],
@@ -168,7 +174,9 @@ export class QuorumController {
     this.needsBarrier = false;
     this.activeTerm = -1;
     if (this.fenceTimer) clearInterval(this.fenceTimer);
+    if (this.rebalanceTimer) clearInterval(this.rebalanceTimer);
     this.fenceTimer = undefined;
+    this.rebalanceTimer = undefined;
     const err = this.notControllerError();
     for (const q of this.queue.splice(0)) q.reject(err);
   }
@@ -188,6 +196,17 @@ export class QuorumController {
       this.activeTerm = s.term;
       void this.activate(s.term);
     }, this.opts.reactivateDelayMs ?? 100);
+  }
+
+  private rebalanceLeaders(): void {
+    if (!this.active) return;
+    const image = this.opts.metadata.image;
+    if (brokerSetting(image, 'auto.leader.rebalance.enable') !== 'true') return;
+    const partitions = imbalancedPartitions(image);
+    if (partitions.length === 0) return;
+    this.submit((c) => electPreferredLeaders(c, imbalancedPartitions(c.image)))
+      .then(() => this.opts.logger.info({ partitions: partitions.length }, 'moved leadership back to preferred replicas'))
+      .catch((err) => this.opts.logger.debug({ err: (err as Error).message }, 'leader rebalance deferred'));
   }
 
   private checkSessions(): void {
