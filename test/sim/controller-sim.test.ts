@@ -226,9 +226,10 @@ describe('controller sim: regression test for the controller shell bug found by 
   it('a leader whose barrier failed becomes the active controller again', async () => {
     let proposals = 0;
     let index = 0;
+    const sizes: number[] = [];
     const quorum = {
       // The cluster record at activation and the barrier after it: outcome unknown; then all is well.
-      propose: () => (++proposals <= 2
+      propose: (data: Uint8Array) => (sizes.push(data.length), ++proposals <= 2
         ? Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, 'proposal not applied in time; outcome unknown'))
         : Promise.resolve({ index: ++index, term: 1 })),
       readIndex: () => Promise.resolve(index),
@@ -243,6 +244,10 @@ describe('controller sim: regression test for the controller shell bug found by 
       expect(isSluiceError(first, Errors.NOT_CONTROLLER), 'the barrier failed').to.equal(true);
       await waitFor(() => controller.isActive, 2000, 'active again while still the Raft leader');
       expect(await controller.submit(() => ({ records: [record], response: 'ok' }))).to.equal('ok');
+      // Re-activated in the same term, it still applies a barrier before any
+      // command (here: the retried cluster record, then ours): the entry whose
+      // outcome was unknown may yet commit in this term.
+      expect(sizes.map((n) => (n === 0 ? 'barrier' : 'records'))).to.deep.equal(['records', 'barrier', 'barrier', 'records', 'records']);
     } finally {
       controller.stop();
     }

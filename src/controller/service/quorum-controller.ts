@@ -81,11 +81,15 @@ export class QuorumController {
   private heartbeats: BrokerHeartbeats;
   private stopped = false;
   /**
-   * Set when a proposal's outcome is unknown (it timed out while this node
-   * still led): the entry may yet commit, so no command may run against the
-   * committed image until an empty barrier entry has been applied after it.
+   * The Raft term in which a proposal's outcome became unknown (it timed out
+   * while this node led), or -1. That entry may still commit in this term, so
+   * no command may run against the committed image until an empty barrier
+   * entry has been applied after it — also after a re-activation in the same
+   * term (ReadIndex covers only what is already committed). In a later term
+   * the new leader's first commit settles every earlier entry, so the
+   * activation's ReadIndex is enough.
    */
-  private needsBarrier = false;
+  private unknownOutcomeTerm = -1;
   private reactivateTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly opts: QuorumControllerOptions) {
@@ -170,8 +174,6 @@ export class QuorumController {
   private deactivate(): void {
     if (this.active) this.opts.logger.info('no longer the active controller');
     this.active = false;
-    // A later activation waits for ReadIndex, which covers any entry of this term.
-    this.needsBarrier = false;
     this.activeTerm = -1;
     if (this.fenceTimer) clearInterval(this.fenceTimer);
     if (this.rebalanceTimer) clearInterval(this.rebalanceTimer);
@@ -232,12 +234,12 @@ export class QuorumController {
   }
 
   private async runBatch(batch: Queued[]): Promise<void> {
-    if (this.needsBarrier) {
+    if (this.unknownOutcomeTerm !== -1 && this.unknownOutcomeTerm === this.activeTerm) {
       try {
         // Entries apply in order: once this one is applied, so is any earlier
         // entry whose outcome was unknown, and the image reflects it.
         await this.opts.quorum.propose(new Uint8Array(0));
-        this.needsBarrier = false;
+        this.unknownOutcomeTerm = -1;
       } catch (err) {
         this.opts.logger.warn({ err: (err as Error).message }, 'barrier after an unknown outcome failed; stepping down as controller');
         for (const q of batch) q.reject(this.notControllerError());
@@ -272,7 +274,7 @@ export class QuorumController {
       } catch (err) {
         const notController = err instanceof SluiceError && err.is(Errors.NOT_CONTROLLER);
         // Anything but NOT_CONTROLLER may mean the entry still commits later.
-        if (!notController) this.needsBarrier = true;
+        if (!notController) this.unknownOutcomeTerm = this.activeTerm;
         const failure = notController ? this.notControllerError() : (err as Error);
         for (const o of outcomes) o.q.reject(failure);
         return;
