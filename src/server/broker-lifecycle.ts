@@ -1,0 +1,181 @@
+// A broker's life as the controller sees it (Kafka's BrokerLifecycleManager):
+//
+//   starting ──register ok──▶ fenced (catching up) ──heartbeat: caught up──▶ running
+//   running ──heartbeat says fenced (session lost)──▶ fenced (re-register if the epoch is stale)
+//   any ──shutdown()──▶ shuttingDown ──heartbeat: shouldShutdown──▶ stopped
+//
+// It registers with a fresh incarnation id, then heartbeats every
+// heartbeatIntervalMs with the metadata offset this broker has applied, so
+// the controller unfences it only once its metadata image has caught up with
+// its own registration. A STALE_BROKER_EPOCH answer (the controller forgot
+// this incarnation, e.g. it was unregistered) leads to a new registration.
+// Controlled shutdown asks with wantShutdown until the controller has moved
+// every leadership away (shouldShutdown) or shutdownTimeoutMs passes.
+//
+// The controller is reached through `call` (QuorumClient.controller in a
+// server, which follows NOT_CONTROLLER hints); errors of one heartbeat are
+// logged and the next one retries, so a controller failover only delays it.
+
+import type { Logger } from '../util/logger.js';
+import type { Rng } from '../util/rng.js';
+import { Errors } from '../util/errors.js';
+import type { Endpoint } from '../metadata/records.js';
+
+export type BrokerState = 'starting' | 'fenced' | 'running' | 'shuttingDown' | 'stopped';
+
+export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
+
+export interface BrokerLifecycleOptions {
+  readonly brokerId: number;
+  readonly clusterId: string;
+  readonly endpoints: readonly Endpoint[];
+  readonly rack: string | null;
+  readonly call: ControllerCall;
+  /** The metadata offset this broker has applied (its image's offset). */
+  readonly metadataOffset: () => number;
+  readonly rng: Rng;
+  readonly logger: Logger;
+  readonly heartbeatIntervalMs?: number;
+  readonly shutdownTimeoutMs?: number;
+}
+
+interface RegisterAnswer { errorCode: number; errorMessage?: string | null; brokerEpoch?: number }
+interface HeartbeatAnswer { errorCode: number; errorMessage?: string | null; isFenced?: boolean; isCaughtUp?: boolean; shouldShutdown?: boolean }
+
+export class BrokerLifecycle {
+  private stateNow: BrokerState = 'starting';
+  private brokerEpoch = -1;
+  private incarnationId: string;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly waiters: Array<{ state: BrokerState; resolve: () => void }> = [];
+  private beating = false;
+
+  constructor(private readonly opts: BrokerLifecycleOptions) {
+    this.incarnationId = newIncarnationId(opts.rng);
+  }
+
+  get state(): BrokerState {
+    return this.stateNow;
+  }
+
+  get epoch(): number {
+    return this.brokerEpoch;
+  }
+
+  /** Starts registering and heartbeating. */
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Resolves when the broker reaches `state` (e.g. 'running' once unfenced). */
+  when(state: BrokerState): Promise<void> {
+    if (this.stateNow === state) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ state, resolve }));
+  }
+
+  /** Controlled shutdown: resolves once the controller let go (or the timeout passed). */
+  async shutdown(): Promise<void> {
+    if (this.stateNow === 'stopped') return;
+    const registered = this.brokerEpoch >= 0;
+    this.setState('shuttingDown');
+    if (!registered) return this.stop();
+    this.schedule(0);
+    let timeout: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.when('stopped'),
+      new Promise<void>((r) => {
+        timeout = setTimeout(r, this.opts.shutdownTimeoutMs ?? 10_000);
+      }),
+    ]);
+    clearTimeout(timeout);
+    if ((this.stateNow as BrokerState) !== 'stopped') this.opts.logger.warn('controlled shutdown timed out; stopping anyway');
+    this.stop();
+  }
+
+  /** Stops heartbeating at once (a crash-like stop; the session will expire). */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.setState('stopped');
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stateNow === 'stopped') return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.beat();
+    }, delayMs);
+  }
+
+  private async beat(): Promise<void> {
+    if (this.beating || this.stateNow === 'stopped') return;
+    this.beating = true;
+    try {
+      if (this.brokerEpoch < 0) await this.register();
+      else await this.heartbeat();
+    } catch (err) {
+      this.opts.logger.debug({ err: (err as Error).message }, 'controller unreachable; retrying');
+    } finally {
+      this.beating = false;
+    }
+    this.schedule(this.opts.heartbeatIntervalMs ?? 500);
+  }
+
+  private async register(): Promise<void> {
+    const a = await this.opts.call<RegisterAnswer>('registerBroker', {
+      brokerId: this.opts.brokerId, incarnationId: this.incarnationId, clusterId: this.opts.clusterId,
+      endpoints: this.opts.endpoints.map((e) => ({ ...e })), rack: this.opts.rack,
+    });
+    if (a.errorCode !== 0 || a.brokerEpoch === undefined) {
+      this.opts.logger.error({ errorCode: a.errorCode, error: a.errorMessage }, 'broker registration refused');
+      return;
+    }
+    this.brokerEpoch = a.brokerEpoch;
+    if (this.stateNow === 'starting') this.setState('fenced');
+    this.opts.logger.info({ brokerEpoch: a.brokerEpoch, incarnationId: this.incarnationId }, 'broker registered');
+  }
+
+  private async heartbeat(): Promise<void> {
+    const shutting = this.stateNow === 'shuttingDown';
+    const a = await this.opts.call<HeartbeatAnswer>('brokerHeartbeat', {
+      brokerId: this.opts.brokerId, brokerEpoch: this.brokerEpoch, currentMetadataOffset: this.opts.metadataOffset(), wantShutdown: shutting,
+    });
+    if (a.errorCode === Errors.STALE_BROKER_EPOCH.code) {
+      this.opts.logger.warn('the controller does not know this registration; registering again');
+      this.brokerEpoch = -1;
+      this.incarnationId = newIncarnationId(this.opts.rng);
+      if (!shutting) this.setState('starting');
+      return;
+    }
+    if (a.errorCode !== 0) {
+      this.opts.logger.warn({ errorCode: a.errorCode, error: a.errorMessage }, 'heartbeat refused');
+      return;
+    }
+    if (shutting) {
+      if (a.shouldShutdown) this.setState('stopped');
+      return;
+    }
+    this.setState(a.isFenced ? 'fenced' : 'running');
+  }
+
+  private setState(next: BrokerState): void {
+    if (next === this.stateNow) return;
+    if (this.stateNow === 'stopped') return;
+    this.opts.logger.info({ from: this.stateNow, to: next }, 'broker state');
+    this.stateNow = next;
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.state === next) {
+        this.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  }
+}
+
+function newIncarnationId(rng: Rng): string {
+  let id = '';
+  for (let i = 0; i < 4; i++) id += rng.int(0x10000).toString(16).padStart(4, '0');
+  return id;
+}
