@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import {
   CommitLedger,
   ElectionSafety,
+  expectViolation as violation,
   InvariantViolation,
   LogMatching,
   ReadLinearizability,
@@ -20,16 +21,6 @@ function log(entries: [number, string][], snapIndex = 0, snapTerm = 0): LogView 
     termAt: (i) => (i === snapIndex ? snapTerm : entries[i - snapIndex - 1]?.[0]),
     digestAt: (i) => entries[i - snapIndex - 1]?.[1] ?? 'none',
   };
-}
-
-function violation(fn: () => void): InvariantViolation {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof InvariantViolation) return err;
-    throw err;
-  }
-  throw new Error('expected an invariant violation');
 }
 
 describe('sim: invariant checkers catch bad histories', () => {

@@ -25,20 +25,10 @@ import {
   ProducerIdBlocks,
 } from './controller/checks.js';
 import { RpcClient, type ControllerReply, type ControllerRequest } from './controller/rpc.js';
-import { InvariantViolation } from './invariants.js';
+import { expectViolation as violation } from './invariants.js';
 
 const SEEDS = 1000;
 const BATCH = 50;
-
-function violation(fn: () => void): InvariantViolation {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof InvariantViolation) return err;
-    throw err;
-  }
-  throw new Error('expected an invariant violation');
-}
 
 interface Part {
   readonly replicas: number[];

@@ -39,8 +39,8 @@ import { SimController, type ControllerHost } from './controller/sim-controller.
 
 export const CLUSTER_ID = 'sim-cluster';
 
-export interface ControllerSimOptions {
-  readonly seed: number;
+/** The cluster a controller simulation runs: shared by explicit options and seeded profiles. */
+export interface ControllerClusterSettings {
   /** Raft side: voters, core settings, network, disk, compaction (observers/spares/membership unused). */
   readonly raft: RunProfile;
   readonly brokers: number;
@@ -54,6 +54,10 @@ export interface ControllerSimOptions {
   readonly readTimeoutMs: number;
   readonly proposalTimeoutMs: number;
   readonly staleAlterRate: number;
+}
+
+export interface ControllerSimOptions extends ControllerClusterSettings {
+  readonly seed: number;
   readonly fullTrace?: boolean;
   readonly replay?: string;
   /** Run a deliberately broken controller shell (see ControllerSettings.unsafeEarlyActivation). */
@@ -304,19 +308,8 @@ export class ControllerSim {
 
 // ------------------------------------------------------------ random runs
 
-export interface ControllerProfile {
-  readonly raft: RunProfile;
-  readonly brokers: number;
+export interface ControllerProfile extends ControllerClusterSettings {
   readonly rpcNetworkName: string;
-  readonly rpcNetwork: NetworkFaults;
-  readonly sessionTimeoutMs: number;
-  readonly heartbeatIntervalMs: number;
-  readonly requestTimeoutMs: number;
-  readonly fenceCheckIntervalMs: number;
-  readonly batchCommandsMax: number;
-  readonly readTimeoutMs: number;
-  readonly proposalTimeoutMs: number;
-  readonly staleAlterRate: number;
   readonly chaosMs: number;
   readonly brokerCrashes: boolean;
   readonly shutdowns: boolean;
@@ -411,11 +404,7 @@ export interface ControllerRunOptions {
 export function runControllerSeed(seed: number, options: ControllerRunOptions = {}): ControllerRunReport {
   const profile = { ...controllerProfileFor(seed), ...options.profile };
   const cs = new ControllerSim({
-    seed, raft: profile.raft, brokers: profile.brokers, rpcNetwork: profile.rpcNetwork,
-    sessionTimeoutMs: profile.sessionTimeoutMs, heartbeatIntervalMs: profile.heartbeatIntervalMs,
-    requestTimeoutMs: profile.requestTimeoutMs, fenceCheckIntervalMs: profile.fenceCheckIntervalMs,
-    batchCommandsMax: profile.batchCommandsMax, staleAlterRate: profile.staleAlterRate,
-    readTimeoutMs: profile.readTimeoutMs, proposalTimeoutMs: profile.proposalTimeoutMs,
+    ...profile, seed,
     fullTrace: options.fullTrace ?? false, replay: `make sim SEED=${seed} (controller.sim.js prints the full trace)`,
     unsafeEarlyActivation: options.unsafeEarlyActivation ?? false, giveUpTermForGood: options.giveUpTermForGood ?? false,
   });

@@ -292,3 +292,14 @@ export class ReadLinearizability {
     for (const [id, r] of this.pending) if (r.node === node) this.pending.delete(id);
   }
 }
+
+/** Runs `fn` and returns the InvariantViolation it throws (for tests proving a checker can fail). */
+export function expectViolation(fn: () => void): InvariantViolation {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof InvariantViolation) return err;
+    throw err;
+  }
+  throw new Error('expected an invariant violation');
+}
