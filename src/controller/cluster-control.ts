@@ -14,7 +14,7 @@ import type { BrokerId, Endpoint, MetadataRecord } from '../metadata/records.js'
 import { Errors, type ErrorInfo } from '../util/errors.js';
 import { brokerSetting, noRecords, type CommandContext, type CommandResult } from './context.js';
 import { fenceSweep, leadershipsOf, shutdownSweep, unfenceSweep } from './partition-sweeps.js';
-import { MetadataDelta } from '../metadata/delta.js';
+import { imageWithRecords } from '../metadata/delta.js';
 import type { MetadataImage } from '../metadata/image.js';
 
 export interface RegisterBrokerRequest {
@@ -39,14 +39,6 @@ export type HeartbeatResponse =
   | { readonly error: ErrorInfo; readonly message: string }
   | { readonly error: null; readonly isFenced: boolean; readonly isCaughtUp: boolean; readonly shouldShutdown: boolean };
 
-/** Image after `records`, for sweeps that must see a registration change first. */
-function imageAfter(image: MetadataImage, records: readonly MetadataRecord[], offset: number): MetadataImage {
-  if (records.length === 0) return image;
-  const delta = new MetadataDelta(image);
-  delta.replayBatch(records, Math.max(offset, image.offset + 1));
-  return delta.apply();
-}
-
 export function registerBroker(ctx: CommandContext, req: RegisterBrokerRequest): CommandResult<RegisterBrokerResponse> {
   const { image } = ctx;
   if (image.cluster && req.clusterId !== image.cluster.clusterId) {
@@ -64,7 +56,7 @@ export function registerBroker(ctx: CommandContext, req: RegisterBrokerRequest):
   }];
   if (existing) {
     // The old incarnation may still lead or sit in ISRs; its log may have lost data.
-    records.push(...fenceSweep(imageAfter(image, records, ctx.nextOffset), req.brokerId, ctx.logger));
+    records.push(...fenceSweep(imageWithRecords(image, records), req.brokerId, ctx.logger));
     ctx.logger.info({ broker: req.brokerId, incarnation: req.incarnationId }, 'broker re-registered with a new incarnation');
   }
   ctx.heartbeats.touch(req.brokerId);
@@ -84,14 +76,14 @@ export function brokerHeartbeat(ctx: CommandContext, req: HeartbeatRequest): Com
     if (!reg.inControlledShutdown) {
       records.push({ type: 'brokerRegistrationChange', v: 1, brokerId: req.brokerId, brokerEpoch: reg.brokerEpoch, inControlledShutdown: true });
     }
-    const after = imageAfter(image, records, ctx.nextOffset);
+    const after = imageWithRecords(image, records);
     records.push(...shutdownSweep(after, req.brokerId, ctx.logger));
-    const remaining = leadershipsOf(imageAfter(image, records, ctx.nextOffset), req.brokerId);
+    const remaining = leadershipsOf(imageWithRecords(image, records), req.brokerId);
     return { records, response: { error: null, isFenced: reg.fenced, isCaughtUp, shouldShutdown: remaining === 0 } };
   }
   if (reg.fenced && isCaughtUp && !reg.inControlledShutdown) {
     records.push({ type: 'brokerRegistrationChange', v: 1, brokerId: req.brokerId, brokerEpoch: reg.brokerEpoch, fenced: false });
-    records.push(...unfenceSweep(imageAfter(image, records, ctx.nextOffset), req.brokerId, ctx.logger));
+    records.push(...unfenceSweep(imageWithRecords(image, records), req.brokerId, ctx.logger));
     ctx.logger.info({ broker: req.brokerId }, 'broker unfenced');
     return { records, response: { error: null, isFenced: false, isCaughtUp, shouldShutdown: false } };
   }
@@ -107,9 +99,9 @@ export function fenceExpiredBrokers(ctx: CommandContext): CommandResult<BrokerId
   for (const brokerId of expired) {
     const reg = image.brokers.get(brokerId)!;
     const change: MetadataRecord = { type: 'brokerRegistrationChange', v: 1, brokerId, brokerEpoch: reg.brokerEpoch, fenced: true };
-    image = imageAfter(image, [change], image.offset + 1);
+    image = imageWithRecords(image, [change]);
     const sweep = fenceSweep(image, brokerId, ctx.logger);
-    image = imageAfter(image, sweep, image.offset + 1);
+    image = imageWithRecords(image, sweep);
     records.push(change, ...sweep);
     ctx.logger.warn({ broker: brokerId, sessionTimeoutMs: ctx.heartbeats.sessionTimeoutMs }, 'broker session expired: fenced');
   }
@@ -120,7 +112,7 @@ export function unregisterBroker(ctx: CommandContext, brokerId: BrokerId): Comma
   const reg = ctx.image.brokers.get(brokerId);
   if (!reg) return noRecords({ error: Errors.INVALID_REQUEST });
   const fence: MetadataRecord[] = reg.fenced ? [] : [{ type: 'brokerRegistrationChange', v: 1, brokerId, brokerEpoch: reg.brokerEpoch, fenced: true }];
-  const sweep = fenceSweep(imageAfter(ctx.image, fence, ctx.nextOffset), brokerId, ctx.logger);
+  const sweep = fenceSweep(imageWithRecords(ctx.image, fence), brokerId, ctx.logger);
   ctx.heartbeats.remove(brokerId);
   return { records: [...fence, ...sweep, { type: 'unregisterBroker', v: 1, brokerId, brokerEpoch: reg.brokerEpoch }], response: { error: null } };
 }

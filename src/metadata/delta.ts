@@ -246,3 +246,16 @@ export function imageFromRecords(records: readonly MetadataRecord[], offset: num
   delta.replayBatch(records, offset);
   return delta.apply();
 }
+
+/**
+ * The image after `records`, as one batch at the next offset: a transient
+ * working image for decisions that must see earlier records of the same
+ * command or batch (it is never published; replay of the committed entry
+ * makes the real one).
+ */
+export function imageWithRecords(image: MetadataImage, records: readonly MetadataRecord[]): MetadataImage {
+  if (records.length === 0) return image;
+  const delta = new MetadataDelta(image);
+  delta.replayBatch(records, image.offset + 1);
+  return delta.apply();
+}

@@ -21,7 +21,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Rng } from '../../util/rng.js';
 import type { Logger } from '../../util/logger.js';
 import { Errors, SluiceError } from '../../util/errors.js';
-import { MetadataDelta } from '../../metadata/delta.js';
+import { imageWithRecords } from '../../metadata/delta.js';
 import type { MetadataImage } from '../../metadata/image.js';
 import type { MetadataRecord } from '../../metadata/records.js';
 import { encodeMetadataRecords } from '../../metadata/codec.js';
@@ -106,11 +106,6 @@ export class QuorumController {
   /** The committed image (for queries that need no linearizability). */
   get image(): MetadataImage {
     return this.opts.metadata.image;
-  }
-
-  /** Liveness view of the active controller (for status output). */
-  get brokerHeartbeats(): BrokerHeartbeats {
-    return this.heartbeats;
   }
 
   notControllerError(): SluiceError {
@@ -255,12 +250,8 @@ export class QuorumController {
     for (const q of batch) {
       try {
         const result = q.command({ image, nextOffset, clock: this.opts.clock, rng: this.opts.rng, heartbeats: this.heartbeats, logger: this.opts.logger });
-        if (result.records.length > 0) {
-          const delta = new MetadataDelta(image);
-          delta.replayBatch(result.records, image.offset + 1);
-          image = delta.apply();
-          records.push(...result.records);
-        }
+        image = imageWithRecords(image, result.records);
+        records.push(...result.records);
         outcomes.push({ q, ok: true, value: result.response });
       } catch (err) {
         // A command that throws is a bug in it; fail that caller, keep the others.
