@@ -34,7 +34,7 @@ export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly o
 // Plain maps (no msgpackr records/structures): frames stay self-describing
 // and any client, including a browser one with another msgpack library, can
 // speak the protocol.
-const packr = new Packr({ useRecords: false, moreTypes: false, variableMapSize: true });
+const packr = new Packr({ useRecords: false, moreTypes: false, variableMapSize: true, encodeUndefinedAsNil: true });
 
 export function encodeRequest(req: RequestEnvelope): Buffer {
   return packr.pack([req.apiKey, req.apiVersion, req.correlationId, req.clientId, req.body]);

@@ -6,6 +6,7 @@
 // answers with plain data: errors become { errorCode, errorMessage }.
 
 import { Errors, SluiceError, type ErrorInfo } from '../../util/errors.js';
+import { badRequest, bool, int, ints, list, str, strMap, type Body } from '../../protocol/body.js';
 import { brokerHeartbeat, registerBroker, unregisterBroker } from '../cluster-control.js';
 import {
   alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electPreferredLeaders, listReassignments,
@@ -16,43 +17,7 @@ import type { QuorumController } from './quorum-controller.js';
 import { describeImage } from './describe.js';
 import { generateReassignmentPlan } from '../decisions/reassignment-plan.js';
 
-type Body = Record<string, unknown>;
-
-function bad(message: string): SluiceError {
-  return new SluiceError(Errors.INVALID_REQUEST, message);
-}
-
-const int = (b: Body, k: string): number => {
-  const v = b[k];
-  if (!Number.isSafeInteger(v)) throw bad(`${k} must be an integer`);
-  return v as number;
-};
-const str = (b: Body, k: string): string => {
-  const v = b[k];
-  if (typeof v !== 'string') throw bad(`${k} must be a string`);
-  return v;
-};
-const bool = (b: Body, k: string, dflt: boolean): boolean => {
-  const v = b[k];
-  if (v === undefined) return dflt;
-  if (typeof v !== 'boolean') throw bad(`${k} must be a boolean`);
-  return v;
-};
-const ints = (v: unknown, what: string): number[] => {
-  if (!Array.isArray(v) || !v.every((x) => Number.isSafeInteger(x))) throw bad(`${what} must be a list of integers`);
-  return v as number[];
-};
-const list = (b: Body, k: string): Body[] => {
-  const v = b[k];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'object' && x !== null && !Array.isArray(x))) throw bad(`${k} must be a list of maps`);
-  return v as Body[];
-};
-const strMap = (v: unknown, what: string): Record<string, string> => {
-  if (v === undefined) return {};
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`${what} must be a map`);
-  for (const x of Object.values(v)) if (typeof x !== 'string') throw bad(`${what} values must be strings`);
-  return v as Record<string, string>;
-};
+const bad = badRequest;
 
 function errorFields(error: ErrorInfo | null, message?: string): { errorCode: number; errorMessage: string | null } {
   return error ? { errorCode: error.code, errorMessage: message ? `${error.name}: ${message}` : error.message } : { errorCode: 0, errorMessage: null };
