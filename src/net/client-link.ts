@@ -7,6 +7,10 @@
 // Failure is a value: a lost connection rejects every pending request with a
 // retriable NETWORK_EXCEPTION, a timeout with REQUEST_TIMED_OUT; an
 // undecodable response closes the link (the stream can no longer be trusted).
+//
+// One-way frames (send(): a produce with acks=0, which the broker never
+// answers) share the request queue, so frames leave in the order the caller
+// issued them; they take no in-flight slot and have no timeout.
 
 import { decodeResponse, encodeRequest, CORRELATION_ID_MAX } from '../protocol/envelope.js';
 import { Errors, SluiceError } from '../util/errors.js';
@@ -42,12 +46,10 @@ interface Pending {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
-interface Queued {
-  frame: Uint8Array;
-  correlationId: number;
-  pending: Pending;
-  timeoutMs: number;
-}
+/** A frame waiting to be written: a request that awaits its response, or a one-way frame. */
+type Queued =
+  | { readonly kind: 'request'; readonly frame: Uint8Array; readonly correlationId: number; readonly pending: Pending; readonly timeoutMs: number }
+  | { readonly kind: 'oneWay'; readonly frame: Uint8Array; readonly sent: () => void; readonly reject: (err: Error) => void };
 
 const OPEN = 1;
 
@@ -105,23 +107,55 @@ export class ClientLink {
 
   /** Sends a request and resolves with the response body (whatever its error codes say). */
   request<T = unknown>(apiKey: number, apiVersion: number, body: object, timeoutMs: number): Promise<T> {
-    if (this.closedError) return Promise.reject(this.closedError);
-    if (this.queue.length >= this.queuedMax) {
-      return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `too many requests queued on ${this.url}`));
-    }
-    const correlationId = this.nextCorrelationId;
-    this.nextCorrelationId = this.nextCorrelationId >= CORRELATION_ID_MAX ? 1 : this.nextCorrelationId + 1;
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    const correlationId = this.takeCorrelationId();
     const frame = encodeRequest({ apiKey, apiVersion, correlationId, clientId: this.opts.clientId ?? null, body });
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = { resolve: resolve as (b: unknown) => void, reject, timer: null };
-      this.queue.push({ frame, correlationId, pending, timeoutMs });
+      this.queue.push({ kind: 'request', frame, correlationId, pending, timeoutMs });
       this.pump();
     });
   }
 
+  /**
+   * Sends a request the server does not answer (produce with acks=0) and
+   * resolves once the frame is handed to the socket, behind every frame
+   * issued before it. Rejects if the link fails first.
+   */
+  send(apiKey: number, apiVersion: number, body: object): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    const frame = encodeRequest({ apiKey, apiVersion, correlationId: this.takeCorrelationId(), clientId: this.opts.clientId ?? null, body });
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ kind: 'oneWay', frame, sent: resolve, reject });
+      this.pump();
+    });
+  }
+
+  private refusal(): SluiceError | null {
+    if (this.closedError) return this.closedError;
+    if (this.queue.length >= this.queuedMax) return new SluiceError(Errors.REQUEST_TIMED_OUT, `too many requests queued on ${this.url}`);
+    return null;
+  }
+
+  private takeCorrelationId(): number {
+    const id = this.nextCorrelationId;
+    this.nextCorrelationId = id >= CORRELATION_ID_MAX ? 1 : id + 1;
+    return id;
+  }
+
   private pump(): void {
-    while (this.queue.length > 0 && this.pending.size < this.inFlightMax && !this.closedError) {
-      const q = this.queue.shift()!;
+    while (this.queue.length > 0 && !this.closedError) {
+      const q = this.queue[0]!;
+      // A one-way frame needs no slot, but still waits behind earlier requests.
+      if (q.kind === 'request' && this.pending.size >= this.inFlightMax) break;
+      this.queue.shift();
+      if (q.kind === 'oneWay') {
+        this.ws.send(q.frame);
+        q.sent();
+        continue;
+      }
       q.pending.timer = setTimeout(() => {
         if (this.pending.delete(q.correlationId)) {
           q.pending.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `no response from ${this.url} within ${q.timeoutMs} ms`));
@@ -157,7 +191,10 @@ export class ClientLink {
       p.reject(err);
     }
     this.pending.clear();
-    for (const q of this.queue.splice(0)) q.pending.reject(err);
+    for (const q of this.queue.splice(0)) {
+      if (q.kind === 'request') q.pending.reject(err);
+      else q.reject(err);
+    }
     for (const listener of this.closeListeners) listener(err);
     this.closeListeners = [];
   }

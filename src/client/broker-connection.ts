@@ -1,0 +1,270 @@
+// A typed connection to one broker: one ClientLink (many requests in flight,
+// matched by correlation id) and one method per API, each building the
+// request body, choosing its timeout and decoding the answer. The Producer,
+// Consumer and Admin of the client (issue 6), the brokers' own tests, the
+// fuzz test and the benchmarks all speak to brokers through this class.
+//
+// Errors: a whole-request failure (a nonzero top-level errorCode) is thrown
+// as a SluiceError with that code; per-partition and per-item errors stay in
+// the returned data, because one request covers many partitions and the
+// caller decides per partition (retry, refresh metadata, give up). A lost
+// link is NETWORK_EXCEPTION, a missing answer REQUEST_TIMED_OUT — both
+// retriable. Nothing here retries: that policy belongs to the Client.
+//
+// Timeouts: a request that asks the broker to wait (fetch maxWaitMs, produce
+// timeoutMs) gets that wait plus requestTimeoutMs, so a slow-but-correct
+// broker answer (an empty long poll, a REQUEST_TIMED_OUT partition error for
+// acks=all) arrives before the client gives up on it.
+//
+// Portability: this module imports no Node-only module; the WebSocket
+// implementation is injected (node-websocket.ts for Node, the browser's own).
+
+import { ApiKey } from '../protocol/api-keys.js';
+import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.js';
+import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
+import type { ProduceResponse } from '../protocol/apis/produce.js';
+import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../controller/replication-control.js';
+import type { DescribedConfig, ResourceResult } from '../controller/config-control.js';
+import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
+import { assert } from '../util/assert.js';
+import type { SluiceError } from '../util/errors.js';
+import { CLIENT_DEFAULTS, NO_BROKER_EPOCH, NO_LEADER_EPOCH } from './defaults.js';
+import {
+  parseApiVersionsResponse, parseDescribeClusterResponse, parseFetchResponse, parseListOffsetsResponse, parseMetadataResponse,
+  parseOffsetForLeaderEpochResponse, parseProduceResponse, throwIfFailed,
+  type DescribeClusterResponse, type ListOffsetsResponse, type OffsetForLeaderEpochResponse,
+} from './responses.js';
+
+/** Every API is spoken at version 0 for now; brokers advertise [0, 0]. */
+export const API_VERSION = 0;
+
+/** The part of ClientLink this class uses (tests substitute a recording stub). */
+export interface RequestLink {
+  readonly url: string;
+  readonly isOpen: boolean;
+  request<T = unknown>(apiKey: number, apiVersion: number, body: object, timeoutMs: number): Promise<T>;
+  send(apiKey: number, apiVersion: number, body: object): Promise<void>;
+  onClose(listener: (err: SluiceError) => void): void;
+  close(): void;
+}
+
+export interface BrokerConnectionOptions extends ClientLinkOptions {
+  /** See CLIENT_DEFAULTS.requestTimeoutMs. */
+  readonly requestTimeoutMs?: number;
+}
+
+// ---------------------------------------------------------------- request inputs
+
+export interface ProduceInput {
+  /** -1 = all in-sync replicas, 1 = the leader, 0 = no response at all. */
+  readonly acks: -1 | 0 | 1;
+  /** How long the broker may wait for acks=all before answering REQUEST_TIMED_OUT. */
+  readonly timeoutMs: number;
+  readonly topics: ReadonlyArray<{
+    readonly name: string;
+    /** records: one or more whole RecordBatch v2 (see records.ts encodeMessages). */
+    readonly partitions: ReadonlyArray<{ readonly partition: number; readonly records: Uint8Array }>;
+  }>;
+}
+
+export interface FetchPartitionInput {
+  readonly partition: number;
+  readonly fetchOffset: number;
+  /** Default NO_LEADER_EPOCH (no fencing check). */
+  readonly currentLeaderEpoch?: number;
+  /** Default CLIENT_DEFAULTS.partitionFetchBytesMax. */
+  readonly partitionMaxBytes?: number;
+}
+
+export interface FetchInput {
+  /** How long the broker may hold the request waiting for minBytes. */
+  readonly maxWaitMs: number;
+  /** Default CLIENT_DEFAULTS.fetchMinBytes. */
+  readonly minBytes?: number;
+  /** Default CLIENT_DEFAULTS.fetchMaxBytes. */
+  readonly maxBytes?: number;
+  /** Default CONSUMER_REPLICA_ID; a follower broker sends its id (and brokerEpoch). */
+  readonly replicaId?: number;
+  readonly brokerEpoch?: number;
+  readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly FetchPartitionInput[] }>;
+}
+
+export interface ListOffsetsInput {
+  readonly replicaId?: number;
+  readonly topics: ReadonlyArray<{
+    readonly name: string;
+    /** timestamp: LATEST_TIMESTAMP (-1), EARLIEST_TIMESTAMP (-2) or a time in ms. */
+    readonly partitions: ReadonlyArray<{ readonly partition: number; readonly timestamp: number; readonly currentLeaderEpoch?: number }>;
+  }>;
+}
+
+export interface OffsetForLeaderEpochInput {
+  readonly replicaId?: number;
+  readonly topics: ReadonlyArray<{
+    readonly name: string;
+    readonly partitions: ReadonlyArray<{ readonly partition: number; readonly leaderEpoch: number; readonly currentLeaderEpoch?: number }>;
+  }>;
+}
+
+// ---------------------------------------------------------------- admin
+
+/**
+ * Admin requests the broker forwards to the active controller, with the
+ * controller's bodies (src/controller/service/controller-api.ts). Bodies go
+ * on the wire as given: leave optional fields out rather than `undefined`.
+ */
+export interface AdminApis {
+  [ApiKey.CreateTopics]: {
+    request: {
+      topics: Array<{ name: string; numPartitions?: number; replicationFactor?: number; configs?: Record<string, string>; assignments?: number[][] }>;
+      validateOnly?: boolean;
+    };
+    response: { topics: CreatedTopic[] };
+  };
+  [ApiKey.DeleteTopics]: { request: { names: string[] }; response: { topics: Array<ItemError & { name: string }> } };
+  [ApiKey.CreatePartitions]: { request: { topic: string; count: number; validateOnly?: boolean }; response: ItemError };
+  [ApiKey.DescribeConfigs]: {
+    request: { resourceType: 'topic' | 'cluster'; resourceName: string };
+    response: ItemError & { configs: DescribedConfig[] };
+  };
+  [ApiKey.AlterConfigs]: {
+    request: {
+      resources: Array<{ resourceType: 'topic' | 'cluster'; resourceName: string; set?: Record<string, string>; delete?: string[] }>;
+      validateOnly?: boolean;
+    };
+    response: { resources: ResourceResult[] };
+  };
+  [ApiKey.AlterPartitionReassignments]: {
+    request: { partitions: Array<TopicPartition & { replicas: number[] | null }> };
+    response: { partitions: Array<TopicPartition & ItemError> };
+  };
+  [ApiKey.ListPartitionReassignments]: { request: Record<string, never>; response: { reassignments: OngoingReassignment[] } };
+  [ApiKey.ElectLeaders]: { request: { partitions: TopicPartition[] | null }; response: { partitions: Array<TopicPartition & ItemError> } };
+}
+export type AdminApiKey = keyof AdminApis;
+
+// ---------------------------------------------------------------- the connection
+
+export class BrokerConnection {
+  private readonly requestTimeoutMs: number;
+
+  constructor(private readonly link: RequestLink, opts: { readonly requestTimeoutMs?: number } = {}) {
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
+    assert(Number.isSafeInteger(this.requestTimeoutMs) && this.requestTimeoutMs > 0, `bad requestTimeoutMs ${this.requestTimeoutMs}`);
+  }
+
+  /** Opens a WebSocket to `url` (rejects with NETWORK_EXCEPTION if it cannot). */
+  static async connect(url: string, opts: BrokerConnectionOptions): Promise<BrokerConnection> {
+    const link = await ClientLink.connect(url, opts);
+    return new BrokerConnection(link, opts);
+  }
+
+  get url(): string {
+    return this.link.url;
+  }
+
+  get isOpen(): boolean {
+    return this.link.isOpen;
+  }
+
+  /** Called once when the link fails or is closed (at once if it already has). */
+  onClose(listener: (err: SluiceError) => void): void {
+    this.link.onClose(listener);
+  }
+
+  close(): void {
+    this.link.close();
+  }
+
+  async apiVersions(): Promise<ApiVersionsResponse> {
+    return parseApiVersionsResponse(await this.call(ApiKey.ApiVersions, {}, this.requestTimeoutMs));
+  }
+
+  /** topics: null asks for every topic. */
+  async metadata(topics: readonly string[] | null): Promise<MetadataResponse> {
+    return parseMetadataResponse(await this.call(ApiKey.Metadata, { topics }, this.requestTimeoutMs));
+  }
+
+  /** acks=0 resolves with null once the frame is handed to the socket: the broker sends no answer. */
+  produce(req: ProduceInput & { readonly acks: 0 }): Promise<null>;
+  produce(req: ProduceInput & { readonly acks: -1 | 1 }): Promise<ProduceResponse>;
+  produce(req: ProduceInput): Promise<ProduceResponse | null>;
+  async produce(req: ProduceInput): Promise<ProduceResponse | null> {
+    assert(Number.isSafeInteger(req.timeoutMs) && req.timeoutMs >= 0, `bad produce timeoutMs ${req.timeoutMs}`);
+    const body = {
+      acks: req.acks,
+      timeoutMs: req.timeoutMs,
+      topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, records: p.records })) })),
+    };
+    if (req.acks === 0) {
+      await this.link.send(ApiKey.Produce, API_VERSION, body);
+      return null;
+    }
+    return parseProduceResponse(await this.call(ApiKey.Produce, body, req.timeoutMs + this.requestTimeoutMs));
+  }
+
+  async fetch(req: FetchInput): Promise<FetchResponse> {
+    assert(Number.isSafeInteger(req.maxWaitMs) && req.maxWaitMs >= 0, `bad fetch maxWaitMs ${req.maxWaitMs}`);
+    const body = {
+      replicaId: req.replicaId ?? CONSUMER_REPLICA_ID,
+      brokerEpoch: req.brokerEpoch ?? NO_BROKER_EPOCH,
+      maxWaitMs: req.maxWaitMs,
+      minBytes: req.minBytes ?? CLIENT_DEFAULTS.fetchMinBytes,
+      maxBytes: req.maxBytes ?? CLIENT_DEFAULTS.fetchMaxBytes,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partition,
+          fetchOffset: p.fetchOffset,
+          currentLeaderEpoch: p.currentLeaderEpoch ?? NO_LEADER_EPOCH,
+          partitionMaxBytes: p.partitionMaxBytes ?? CLIENT_DEFAULTS.partitionFetchBytesMax,
+        })),
+      })),
+    };
+    return parseFetchResponse(await this.call(ApiKey.Fetch, body, req.maxWaitMs + this.requestTimeoutMs));
+  }
+
+  async listOffsets(req: ListOffsetsInput): Promise<ListOffsetsResponse> {
+    const body = {
+      replicaId: req.replicaId ?? CONSUMER_REPLICA_ID,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch ?? NO_LEADER_EPOCH, timestamp: p.timestamp })),
+      })),
+    };
+    return parseListOffsetsResponse(await this.call(ApiKey.ListOffsets, body, this.requestTimeoutMs));
+  }
+
+  async offsetForLeaderEpoch(req: OffsetForLeaderEpochInput): Promise<OffsetForLeaderEpochResponse> {
+    const body = {
+      replicaId: req.replicaId ?? CONSUMER_REPLICA_ID,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch ?? NO_LEADER_EPOCH, leaderEpoch: p.leaderEpoch })),
+      })),
+    };
+    return parseOffsetForLeaderEpochResponse(await this.call(ApiKey.OffsetForLeaderEpoch, body, this.requestTimeoutMs));
+  }
+
+  /** The broker's metadata image summary: every registered broker (fenced ones too) and the controller id. */
+  async describeCluster(): Promise<DescribeClusterResponse> {
+    return parseDescribeClusterResponse(await this.call(ApiKey.DescribeCluster, {}, this.requestTimeoutMs));
+  }
+
+  /**
+   * An admin request, forwarded by the broker to the active controller. A
+   * top-level error (NOT_CONTROLLER, INVALID_REQUEST, CreatePartitions' and
+   * DescribeConfigs' own errors) throws; per-item errors are in the answer,
+   * which is passed on as the controller wrote it (not field-checked).
+   */
+  async admin<K extends AdminApiKey>(apiKey: K, body: AdminApis[K]['request']): Promise<AdminApis[K]['response']> {
+    return (await this.call(apiKey, body, this.requestTimeoutMs)) as AdminApis[K]['response'];
+  }
+
+  /** Sends one request and throws its whole-request failure, if any. */
+  private async call(apiKey: ApiKey, body: object, timeoutMs: number): Promise<unknown> {
+    const response = await this.link.request(apiKey, API_VERSION, body, timeoutMs);
+    throwIfFailed(ApiKey[apiKey], this.link.url, response);
+    return response;
+  }
+}
