@@ -28,7 +28,13 @@ export interface ConnectionInfo {
   readonly closed: boolean;
 }
 
-/** Returns the response body (sync or async). SluiceError → error body; anything else → UNKNOWN_SERVER_ERROR. */
+/** What a handler returns for a request that gets no response (produce with acks=0, as in Kafka). */
+export const NO_RESPONSE: unique symbol = Symbol('no response');
+
+/**
+ * Returns the response body (sync or async), or NO_RESPONSE. SluiceError →
+ * error body; anything else → UNKNOWN_SERVER_ERROR.
+ */
 export type RequestHandler = (req: RequestEnvelope, conn: ConnectionInfo) => unknown | Promise<unknown>;
 
 /** Body of a response that failed as a whole. */
@@ -38,7 +44,8 @@ export interface ErrorBody {
 }
 
 export function errorBody(err: unknown): ErrorBody {
-  if (err instanceof SluiceError) return { errorCode: err.code, errorMessage: err.message };
+  // Details (e.g. the controller id of a NOT_CONTROLLER) travel beside the code so clients can follow them.
+  if (err instanceof SluiceError) return { ...err.details, errorCode: err.code, errorMessage: err.message };
   return { errorCode: Errors.UNKNOWN_SERVER_ERROR.code, errorMessage: Errors.UNKNOWN_SERVER_ERROR.message };
 }
 
@@ -105,7 +112,7 @@ export class ServerConnection implements ConnectionInfo {
   private finish(req: RequestEnvelope, body: unknown): void {
     this.inFlight--;
     if (this.closed) return;
-    this.send(req, body);
+    if (body !== NO_RESPONSE) this.send(req, body);
     while (this.backlog.length > 0 && this.inFlight < this.limits.requestsInFlightMax && !this.closed) {
       this.dispatch(this.backlog.shift()!);
     }

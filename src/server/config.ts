@@ -3,9 +3,9 @@
 // Kafka's where the meaning is the same: node.id, process.roles,
 // controller.quorum.voters, log.dirs.
 //
-// Invariants of a ServerConfig: the node id is one of the quorum's voters (a
-// controller must vote); roles hold only 'controller' for now; every limit
-// passed the checks in quorum-config.ts. Errors are SluiceError
+// Invariants of a ServerConfig: a node with the controller role is one of
+// the quorum's voters; a node with the broker role has a broker listener;
+// every limit passed the checks in quorum-config.ts. Errors are SluiceError
 // INVALID_CONFIG with a one-line reason (the CLI turns them into exit 2).
 
 import { createHash } from 'node:crypto';
@@ -18,6 +18,18 @@ import {
 } from '../raft-node/quorum-config.js';
 
 export type ProcessRole = 'broker' | 'controller';
+export type DurabilityMode = 'replication' | 'fsync';
+export const DURABILITY_MODES: readonly DurabilityMode[] = ['replication', 'fsync'];
+
+/** The broker role's settings. */
+export interface BrokerConfig {
+  /** The client listener (producers, consumers, follower fetches). */
+  readonly listen: ListenAddress;
+  /** replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR. */
+  readonly replicaLagTimeMaxMs: number;
+  /** When an appended batch counts toward the high watermark: at once, or once fsynced (docs/replication.md). */
+  readonly durability: DurabilityMode;
+}
 
 export interface ServerConfig {
   readonly nodeId: number;
@@ -37,6 +49,8 @@ export interface ServerConfig {
    * controller.
    */
   readonly raftOnly: boolean;
+  /** Present when roles include 'broker'. */
+  readonly broker: BrokerConfig | undefined;
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
@@ -51,6 +65,9 @@ export interface ServerFlags {
   readonly electionTimeoutMs?: number;
   readonly snapshotIntervalEntries?: number;
   readonly raftOnly?: boolean;
+  readonly listen?: string;
+  readonly durability?: string;
+  readonly replicaLagTimeMaxMs?: number;
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -100,6 +117,9 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   const logLevel = (flags.logLevel ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw invalid(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   if (!flags.dataDir) throw invalid('--data-dir is empty');
+  const broker = roles.includes('broker') ? brokerConfigFrom(flags) : undefined;
+  if (!broker && flags.listen !== undefined) throw invalid('--listen is the broker listener; add broker to --roles');
+  if (broker && flags.raftOnly) throw invalid('--raft-only runs no broker; use --roles controller');
   return {
     nodeId: flags.nodeId,
     roles,
@@ -111,5 +131,15 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     nodeLimits: limitsFrom(flags),
     transportLimits: DEFAULT_TRANSPORT_LIMITS,
     raftOnly: flags.raftOnly === true,
+    broker,
   };
+}
+
+function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
+  if (flags.listen === undefined) throw invalid('the broker role needs --listen ws://host:port');
+  const durability = (flags.durability ?? 'replication') as DurabilityMode;
+  if (!DURABILITY_MODES.includes(durability)) throw invalid(`--durability must be one of ${DURABILITY_MODES.join(', ')}`);
+  const lag = flags.replicaLagTimeMaxMs ?? 30_000;
+  if (!(Number.isSafeInteger(lag) && lag > 0)) throw invalid('--replica-lag-time-max-ms must be a positive integer');
+  return { listen: parseListenUrl(flags.listen), replicaLagTimeMaxMs: lag, durability };
 }

@@ -1,16 +1,17 @@
-// Composition and lifecycle of one node. For now only the controller role:
-// data dir → metadata log (RaftDisk, inside RaftNode) → metadata state
-// machine → controller listener + peer links → Raft driver → the controller
-// (active while this node leads) and its request API. With --raft-only the
-// state machine is a digest of raw proposals and no controller runs (for
-// measuring consensus alone). The broker role arrives with the data-plane
-// issue.
+// Composition and lifecycle of one node: data dir → metadata log (RaftDisk,
+// inside RaftNode) → metadata state machine → controller listener + peer
+// links → Raft driver → the controller (active while this node leads) and its
+// request API → with the broker role, the broker (broker.ts) fed by the same
+// metadata image, reaching the active controller through a QuorumClient.
+// With --raft-only the state machine is a digest of raw proposals and no
+// controller runs (for measuring consensus alone).
 //
 // Startup either completes or undoes itself: a failure at any step (port in
 // use, unusable data dir, corrupt log) closes what was opened and releases
 // the data-dir lock before the error reaches the caller.
-// stop() is a controlled shutdown: leadership is handed off first when this
-// node leads, then the transport and the disk close, then the lock goes.
+// stop() is a controlled shutdown: the broker's first (its leaderships move
+// while the controller still runs), then Raft leadership is handed off when
+// this node leads, then the transport and the disk close, then the lock goes.
 
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../util/logger.js';
@@ -24,6 +25,9 @@ import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
 import { SystemClock } from '../util/clock.js';
+import { QuorumClient } from '../raft-node/quorum-client.js';
+import { DEFAULT_LOG_CONFIG } from '../storage/log-config.js';
+import { startBroker, type Broker } from './broker.js';
 import { deriveClusterId, type ServerConfig } from './config.js';
 import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js';
 
@@ -32,6 +36,8 @@ export interface Server {
   readonly node: RaftNode;
   /** The controller (absent with --raft-only). */
   readonly controller: QuorumController | undefined;
+  /** The broker (present with the broker role). */
+  readonly broker: Broker | undefined;
   readonly transport: RaftTransport;
   /** Resolves when the node fails (a disk error or broken invariant); the process should exit non-zero. */
   readonly failed: Promise<Error>;
@@ -78,11 +84,40 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   }
   transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
   const failed = new Promise<Error>((resolve) => node.once('fatal', resolve));
+  let broker: Broker | undefined;
+  let quorumClient: QuorumClient | undefined;
+  if (cfg.broker && metadata) {
+    const qc = new QuorumClient({ endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(), logger: log.child({ component: 'quorum-client' }) });
+    quorumClient = qc;
+    try {
+      broker = await startBroker({
+        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
+        settings: { listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: DEFAULT_LOG_CONFIG },
+        controllerId: () => node.status().leader,
+        controller: (api, body) => qc.controller(api, body),
+        extraEndpoints: [{ name: 'CONTROLLER', url: cfg.controllerListen.url }],
+        logger: log.child({ component: 'broker' }),
+      });
+    } catch (err) {
+      qc.close();
+      controller?.stop();
+      await node.stop({});
+      unlock();
+      throw err;
+    }
+  }
   let stopping: Promise<void> | undefined;
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
-    controller?.stop();
-    stopping ??= node.stop(opts).finally(unlock);
+    stopping ??= (async () => {
+      try {
+        await broker?.stop({ controlled: opts.transferLeadership !== false });
+      } finally {
+        quorumClient?.close();
+        controller?.stop();
+        await node.stop(opts).finally(unlock);
+      }
+    })();
     return stopping;
   };
-  return { meta: dir.meta, node, controller, transport, failed, stop };
+  return { meta: dir.meta, node, controller, broker, transport, failed, stop };
 }

@@ -412,6 +412,18 @@ export class PartitionLog {
     return this.epochCache.endOffsetForEpoch(epoch, this._logEndOffset);
   }
 
+  /**
+   * A new leader starts `epoch` at its LEO (Kafka's makeLeader), so that
+   * OffsetForLeaderEpoch answers about older epochs end where this one began
+   * even before it has appended anything. No-op unless `epoch` is newer.
+   */
+  assignLeaderEpoch(epoch: number): void {
+    this.ensureOpen();
+    if (epoch <= this.epochCache.latestEpoch()) return;
+    this.epochCache.assign(epoch, this._logEndOffset);
+    this.epochCache.checkpoint();
+  }
+
   latestEpoch(): number {
     return this.epochCache.latestEpoch();
   }
@@ -430,7 +442,15 @@ export class PartitionLog {
   truncateTo(offset: number): number {
     this.ensureOpen();
     assert(Number.isSafeInteger(offset) && offset >= 0, `truncateTo(${offset})`);
-    if (offset >= this._logEndOffset) return this._logEndOffset;
+    if (offset >= this._logEndOffset) {
+      // No batch to drop, but epochs that start at the LEO (assigned by a
+      // leader that wrote nothing in them) must go: they are not in the log.
+      if (offset === this._logEndOffset && this.epochCache.all().some((e) => e.startOffset >= offset)) {
+        this.epochCache.truncateFromEnd(offset);
+        this.epochCache.checkpoint();
+      }
+      return this._logEndOffset;
+    }
     if (offset < this.segments[0]!.baseOffset) {
       this.truncateFullyAndStartAt(offset);
       return offset;

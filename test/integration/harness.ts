@@ -81,10 +81,23 @@ export class NodeProcess {
   private exitPromise: Promise<number | null> | undefined;
   readonly output: string[] = [];
 
-  constructor(readonly id: number, readonly port: number, readonly dataDir: string, private readonly argsFor: () => string[]) {}
+  constructor(
+    readonly id: number,
+    readonly port: number,
+    readonly dataDir: string,
+    private readonly argsFor: () => string[],
+    /** The broker listener's port, for nodes with the broker role. */
+    readonly brokerPort?: number,
+  ) {}
 
   get url(): string {
     return `ws://127.0.0.1:${this.port}`;
+  }
+
+  /** The broker listener (client protocol); throws for a controller-only node. */
+  get brokerUrl(): string {
+    if (this.brokerPort === undefined) throw new Error(`node ${this.id} has no broker role`);
+    return `ws://127.0.0.1:${this.brokerPort}`;
   }
 
   get pid(): number | undefined {
@@ -135,9 +148,11 @@ export interface ClusterOptions {
   /** Extra flags for every node (e.g. --snapshot-interval-entries 100). */
   readonly extraArgs?: readonly string[];
   readonly logLevel?: string;
+  /** Combined nodes (--roles broker,controller, each with a broker listener); default controller only. */
+  readonly brokers?: boolean;
 }
 
-/** N controller processes on loopback, each with its own temp data dir. */
+/** N controller (or combined) processes on loopback, each with its own temp data dir. */
 export class ProcessCluster {
   readonly nodes: NodeProcess[] = [];
   private clients: QuorumClient[] = [];
@@ -145,17 +160,21 @@ export class ProcessCluster {
   private constructor(readonly root: string, readonly quorum: string) {}
 
   static async create(opts: ClusterOptions): Promise<ProcessCluster> {
-    const ports = await freePorts(opts.size);
+    const all = await freePorts(opts.brokers ? 2 * opts.size : opts.size);
+    const ports = all.slice(0, opts.size);
+    const brokerPorts = opts.brokers ? all.slice(opts.size) : [];
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
     const cluster = new ProcessCluster(root, quorum);
     ports.forEach((port, i) => {
       const id = i + 1;
       const dataDir = path.join(root, `node-${id}`);
+      const brokerPort = brokerPorts[i];
+      const roleArgs = brokerPort === undefined ? ['--roles', 'controller'] : ['--roles', 'broker,controller', '--listen', `ws://127.0.0.1:${brokerPort}`];
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
-        '--node-id', String(id), '--roles', 'controller', '--controller-listen', `ws://127.0.0.1:${port}`,
+        '--node-id', String(id), ...roleArgs, '--controller-listen', `ws://127.0.0.1:${port}`,
         '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(opts.extraArgs ?? []),
-      ]));
+      ], brokerPort));
     });
     return cluster;
   }
@@ -168,6 +187,11 @@ export class ProcessCluster {
 
   get endpoints(): string[] {
     return this.nodes.map((n) => n.url);
+  }
+
+  /** Broker listeners of the nodes with the broker role. */
+  get brokerUrls(): string[] {
+    return this.nodes.filter((n) => n.brokerPort !== undefined).map((n) => n.brokerUrl);
   }
 
   startAll(): void {

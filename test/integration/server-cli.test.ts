@@ -41,11 +41,17 @@ describe('sluice server command', function () {
     expect(notVoter.stderr).to.match(/not in --controller-quorum/);
   });
 
-  it('exits 2 with one line for the broker role', () => {
-    const r = server([...flags(tmp).slice(0, 2), '--roles', 'broker,controller', ...flags(tmp).slice(4)]);
-    expect(r.status).to.equal(2);
-    expect(r.stderr.trim().split('\n')).to.have.length(1);
-    expect(r.stderr).to.match(/broker role arrives with the data-plane issue/);
+  it('exits 2 with one line for a broker without --listen, --listen without the broker role, a bad durability mode', () => {
+    const noListen = server([...flags(tmp).slice(0, 2), '--roles', 'broker,controller', ...flags(tmp).slice(4)]);
+    expect(noListen.status).to.equal(2);
+    expect(noListen.stderr.trim().split('\n')).to.have.length(1);
+    expect(noListen.stderr).to.match(/broker role needs --listen/);
+    const listenOnly = server([...flags(tmp), '--listen', 'ws://127.0.0.1:1']);
+    expect(listenOnly.status).to.equal(2);
+    expect(listenOnly.stderr).to.match(/add broker to --roles/);
+    const badMode = server([...flags(tmp).slice(0, 2), '--roles', 'broker,controller', ...flags(tmp).slice(4), '--listen', 'ws://127.0.0.1:1', '--durability', 'maybe']);
+    expect(badMode.status).to.equal(2);
+    expect(badMode.stderr).to.match(/durability/);
   });
 
   it('exits 1 with one line for an unusable data dir', () => {

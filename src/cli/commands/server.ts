@@ -12,22 +12,24 @@ import { isSluiceError } from '../../util/errors.js';
 import { LOG_LEVELS, serverConfigFromFlags, type ServerConfig, type ServerFlags } from '../../server/config.js';
 import { startServer, type Server } from '../../server/server.js';
 
-type Args = ArgumentsCamelCase<ServerFlags & { listen?: string }>;
+type Args = ArgumentsCamelCase<ServerFlags>;
 
-function builder(y: Argv): Argv<ServerFlags & { listen?: string }> {
+function builder(y: Argv): Argv<ServerFlags> {
   return y
-    .usage('$0 server --node-id N --roles controller --controller-listen ws://HOST:PORT --controller-quorum ID@HOST:PORT,... --data-dir DIR')
+    .usage('$0 server --node-id N --roles broker,controller --listen ws://HOST:PORT --controller-listen ws://HOST:PORT --controller-quorum ID@HOST:PORT,... --data-dir DIR')
     .option('node-id', { type: 'number', demandOption: true, describe: 'this node\'s id (node.id)' })
-    .option('roles', { type: 'string', demandOption: true, describe: 'process.roles: controller (broker arrives with the data plane)' })
+    .option('roles', { type: 'string', demandOption: true, describe: 'process.roles: broker, controller or broker,controller' })
     .option('controller-listen', { type: 'string', demandOption: true, describe: 'controller listener, ws://host:port' })
     .option('controller-quorum', { type: 'string', demandOption: true, describe: 'controller.quorum.voters: id@host:port,...' })
     .option('data-dir', { type: 'string', demandOption: true, describe: 'data directory (log.dirs)' })
-    .option('listen', { type: 'string', describe: 'broker listener, ws://host:port (broker role)' })
+    .option('listen', { type: 'string', describe: 'broker listener for clients and follower fetches, ws://host:port (broker role)' })
+    .option('durability', { type: 'string', choices: ['replication', 'fsync'], describe: 'replication (default): a batch counts toward the high watermark once appended; fsync: once fsynced on the leader and each ISR member' })
+    .option('replica-lag-time-max-ms', { type: 'number', describe: 'replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR (default 30000)' })
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
     .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })
     .option('election-timeout-ms', { type: 'number', describe: 'base Raft election timeout (effective: uniform in [t, 2t))' })
     .option('snapshot-interval-entries', { type: 'number', describe: 'snapshot the metadata state every N applied entries' })
-    .option('raft-only', { type: 'boolean', default: false, describe: 'run only the Raft quorum with a digest state machine that accepts raw proposals (for measuring consensus alone)' }) as unknown as Argv<ServerFlags & { listen?: string }>;
+    .option('raft-only', { type: 'boolean', default: false, describe: 'run only the Raft quorum with a digest state machine that accepts raw proposals (for measuring consensus alone)' }) as unknown as Argv<ServerFlags>;
 }
 
 function usageExit(message: string): never {
@@ -72,8 +74,8 @@ async function runUntilStopped(server: Server, logger: Logger): Promise<number> 
 
 async function handler(args: Args): Promise<void> {
   const cfg = parseConfig(args);
-  if (cfg.roles.includes('broker')) {
-    usageExit('the broker role arrives with the data-plane issue; run with --roles controller for now');
+  if (!cfg.roles.includes('controller')) {
+    usageExit('broker-only nodes (metadata observers) are not available yet; run with --roles broker,controller');
   }
   const logger = createLogger({ level: cfg.logLevel });
   let server: Server;
@@ -87,9 +89,9 @@ async function handler(args: Args): Promise<void> {
   process.exit(await runUntilStopped(server, logger));
 }
 
-export const serverCommand: CommandModule<object, ServerFlags & { listen?: string }> = {
+export const serverCommand: CommandModule<object, ServerFlags> = {
   command: 'server',
-  describe: 'Run one Sluice node (the controller role for now)',
+  describe: 'Run one Sluice node (broker, controller or both)',
   builder,
   handler,
 };

@@ -1,0 +1,354 @@
+// Followers pull from leaders: one ReplicaFetcher per leader broker, one
+// WebSocket link to that leader's client listener, every partition this
+// broker follows there multiplexed into each Fetch (Kafka's
+// ReplicaFetcherThread).
+//
+// A partition handed to a fetcher first truncates (state 'truncating'): it
+// asks the leader OffsetForLeaderEpoch about its latest epoch and cuts its log
+// where the leader's epoch ends (rules/truncation.ts) — never at its own high
+// watermark — so a returning old leader drops exactly its divergent tail.
+// Then it fetches from its LEO ('fetching'), appends what the leader sends as
+// follower batches, and takes the leader's high watermark (capped at its LEO).
+// In fsync durability mode it fsyncs the logs appended by one response before
+// sending the next fetch, whose offsets tell the leader what it holds.
+//
+// Errors: link failures back off and reconnect; OFFSET_OUT_OF_RANGE below the
+// leader's log start restarts the log there, above its end truncates again;
+// epoch errors back off until the image brings the new leader epoch.
+
+import { WebSocket } from 'ws';
+import { Errors } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { ApiKey } from '../protocol/api-keys.js';
+import type { FetchPartitionResponse, FetchResponse } from '../protocol/apis/fetch.js';
+import type { EpochEndOffsetResponse } from '../protocol/apis/offsets.js';
+import { ClientLink, type WebSocketFactory, type WebSocketLike } from '../net/client-link.js';
+import type { MetadataImage } from '../metadata/image.js';
+import { baseOffsetOf, batchSizeAt, lastOffsetOf, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../storage/batch-header.js';
+import type { Partition } from './partition.js';
+import { truncationAfterEpochQuery } from './rules/truncation.js';
+
+/** The endpoint name of a broker's client listener in its registration. */
+export const BROKER_ENDPOINT = 'BROKER';
+
+export interface FetcherOptions {
+  readonly brokerId: number;
+  readonly brokerEpoch: () => number;
+  readonly logger: Logger;
+  readonly durability: 'replication' | 'fsync';
+  readonly factory?: WebSocketFactory;
+  readonly maxWaitMs?: number;
+  readonly fetchBytesMax?: number;
+  readonly partitionFetchBytesMax?: number;
+  readonly backoffMs?: number;
+  readonly requestTimeoutMs?: number;
+}
+
+interface FetchState {
+  readonly p: Partition;
+  readonly leaderEpoch: number;
+  state: 'truncating' | 'fetching';
+  /** Skip this partition until then (monotonic ms). */
+  delayUntilMs: number;
+}
+
+const nodeFactory: WebSocketFactory = (url) => new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 }) as unknown as WebSocketLike;
+
+export function brokerUrl(image: MetadataImage, brokerId: number): string | null {
+  return image.brokers.get(brokerId)?.endpoints.find((e) => e.name === BROKER_ENDPOINT)?.url ?? null;
+}
+
+export class ReplicaFetcher {
+  private readonly states = new Map<string, FetchState>();
+  private link: ClientLink | null = null;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private readonly loop: Promise<void>;
+  private readonly maxWaitMs: number;
+  private readonly backoffMs: number;
+
+  constructor(readonly leaderId: number, readonly url: string, private readonly opts: FetcherOptions) {
+    this.maxWaitMs = opts.maxWaitMs ?? 500;
+    this.backoffMs = opts.backoffMs ?? 200;
+    this.loop = this.run();
+  }
+
+  get size(): number {
+    return this.states.size;
+  }
+
+  add(p: Partition, leaderEpoch: number): void {
+    this.states.set(p.key, { p, leaderEpoch, state: 'truncating', delayUntilMs: 0 });
+    this.poke();
+  }
+
+  remove(p: Partition): void {
+    this.states.delete(p.key);
+  }
+
+  /** The partitions and the leader epochs they follow. */
+  entries(): Array<{ p: Partition; leaderEpoch: number }> {
+    return [...this.states.values()].map((s) => ({ p: s.p, leaderEpoch: s.leaderEpoch }));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.poke();
+    this.link?.close();
+    await this.loop;
+  }
+
+  private poke(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const now = performance.now();
+      const ready = [...this.states.values()].filter((s) => s.delayUntilMs <= now);
+      if (ready.length === 0) {
+        const next = Math.min(...[...this.states.values()].map((s) => s.delayUntilMs));
+        await this.sleep(Number.isFinite(next) ? Math.max(1, next - now) : 60_000);
+        continue;
+      }
+      try {
+        const link = await this.connect();
+        const truncating = ready.filter((s) => s.state === 'truncating');
+        if (truncating.length > 0) await this.truncate(link, truncating);
+        else await this.fetch(link, ready);
+      } catch (err) {
+        if (this.stopped) break;
+        this.opts.logger.debug({ leader: this.leaderId, err: (err as Error).message }, 'fetch from leader failed; backing off');
+        await this.sleep(this.backoffMs);
+      }
+    }
+  }
+
+  private async connect(): Promise<ClientLink> {
+    if (this.link?.isOpen) return this.link;
+    this.link?.close();
+    this.link = null;
+    const link = await ClientLink.connect(this.url, { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000 });
+    if (this.stopped) {
+      link.close();
+      throw new Error('stopped');
+    }
+    this.link = link;
+    return link;
+  }
+
+  private groupByTopic<T>(states: FetchState[], item: (s: FetchState) => T): Array<{ name: string; partitions: T[] }> {
+    const byTopic = new Map<string, T[]>();
+    for (const s of states) {
+      let list = byTopic.get(s.p.topic);
+      if (!list) byTopic.set(s.p.topic, (list = []));
+      list.push(item(s));
+    }
+    return [...byTopic].map(([name, partitions]) => ({ name, partitions }));
+  }
+
+  private current(topic: string, partition: number, sent: Map<string, FetchState>): FetchState | undefined {
+    const s = sent.get(`${topic}-${partition}`);
+    return s && this.states.get(s.p.key) === s ? s : undefined;
+  }
+
+  private async truncate(link: ClientLink, states: FetchState[]): Promise<void> {
+    const asked = new Map<string, number>();
+    const toAsk: FetchState[] = [];
+    for (const s of states) {
+      const epoch = s.p.log.latestEpoch();
+      if (epoch < 0) s.state = 'fetching'; // nothing written under any epoch: nothing can diverge
+      else {
+        asked.set(s.p.key, epoch);
+        toAsk.push(s);
+      }
+    }
+    if (toAsk.length === 0) return;
+    const sent = new Map(toAsk.map((s) => [s.p.key, s]));
+    const body = {
+      replicaId: this.opts.brokerId,
+      topics: this.groupByTopic(toAsk, (s) => ({ partition: s.p.index, currentLeaderEpoch: s.leaderEpoch, leaderEpoch: asked.get(s.p.key)! })),
+    };
+    const res = await link.request<{ topics?: Array<{ name: string; partitions: EpochEndOffsetResponse[] }>; errorCode?: number }>(
+      ApiKey.OffsetForLeaderEpoch, 0, body, this.opts.requestTimeoutMs ?? 10_000);
+    for (const t of res.topics ?? []) {
+      for (const a of t.partitions) {
+        const s = this.current(t.name, a.partition, sent);
+        if (!s) continue;
+        if (a.errorCode !== 0) {
+          s.delayUntilMs = performance.now() + this.backoffMs;
+          continue;
+        }
+        const log = s.p.log;
+        const askedEpoch = asked.get(s.p.key)!;
+        const decision = truncationAfterEpochQuery(
+          { logEndOffset: log.logEndOffset, highWatermark: log.highWatermark, endOffsetForEpoch: (e) => log.endOffsetForEpoch(e) },
+          askedEpoch, a,
+        );
+        const before = log.logEndOffset;
+        log.truncateTo(decision.truncateTo);
+        if (log.logEndOffset < before) {
+          this.opts.logger.info({ topic: s.p.topic, partition: s.p.index, from: before, to: log.logEndOffset, leaderEpoch: s.leaderEpoch }, 'truncated divergent log tail');
+        }
+        if (decision.done) s.state = 'fetching';
+      }
+    }
+    if (res.errorCode) throw new Error(`OffsetForLeaderEpoch failed with error ${res.errorCode}`);
+  }
+
+  private async fetch(link: ClientLink, states: FetchState[]): Promise<void> {
+    const sent = new Map(states.map((s) => [s.p.key, s]));
+    const body = {
+      replicaId: this.opts.brokerId,
+      brokerEpoch: this.opts.brokerEpoch(),
+      maxWaitMs: this.maxWaitMs,
+      minBytes: 1,
+      maxBytes: this.opts.fetchBytesMax ?? 16 * 1024 * 1024,
+      topics: this.groupByTopic(states, (s) => ({
+        partition: s.p.index, fetchOffset: s.p.log.logEndOffset, currentLeaderEpoch: s.leaderEpoch,
+        partitionMaxBytes: this.opts.partitionFetchBytesMax ?? 1024 * 1024,
+      })),
+    };
+    const res = await link.request<FetchResponse>(ApiKey.Fetch, 0, body, this.maxWaitMs + (this.opts.requestTimeoutMs ?? 10_000));
+    if (res.errorCode) throw new Error(`fetch failed with error ${res.errorCode}`);
+    const appended: Partition[] = [];
+    for (const t of res.topics ?? []) {
+      for (const r of t.partitions) {
+        const s = this.current(t.name, r.partition, sent);
+        if (s && this.applyFetched(s, r)) appended.push(s.p);
+      }
+    }
+    if (this.opts.durability === 'fsync') for (const p of appended) p.log.flush();
+  }
+
+  /** Applies one partition's fetch answer; true if it appended. */
+  private applyFetched(s: FetchState, r: FetchPartitionResponse): boolean {
+    const log = s.p.log;
+    if (r.errorCode === Errors.OFFSET_OUT_OF_RANGE.code) {
+      if (log.logEndOffset < r.logStartOffset) {
+        this.opts.logger.info({ topic: s.p.topic, partition: s.p.index, leaderLogStart: r.logStartOffset }, 'behind the leader\'s log start: restarting the log there');
+        log.truncateFullyAndStartAt(r.logStartOffset);
+      } else {
+        s.state = 'truncating';
+      }
+      return false;
+    }
+    if (r.errorCode !== 0) {
+      s.delayUntilMs = performance.now() + this.backoffMs;
+      return false;
+    }
+    let appended = false;
+    const records = toBuffer(r.records);
+    if (records.length > 0) {
+      const from = firstBatchAtOrAfter(records, log.logEndOffset);
+      if (from.overlapBase !== null) log.truncateTo(from.overlapBase);
+      const tail = records.subarray(from.position);
+      if (tail.length > 0) {
+        log.appendAsFollower(tail);
+        appended = true;
+      }
+    }
+    log.updateHighWatermark(Math.min(r.highWatermark, log.logEndOffset));
+    return appended;
+  }
+}
+
+function toBuffer(u: Uint8Array | undefined): Buffer {
+  if (!u) return Buffer.alloc(0);
+  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
+/**
+ * Where the batches the follower lacks begin in a fetched buffer: batches that
+ * end below `leo` are skipped; a batch straddling `leo` (possible only after a
+ * high-watermark fallback truncation) means the follower's own tail batch is
+ * not the leader's, so the follower truncates to its base and takes it whole.
+ */
+function firstBatchAtOrAfter(buf: Buffer, leo: number): { position: number; overlapBase: number | null } {
+  let pos = 0;
+  while (pos + RECORD_BATCH_HEADER_BYTES <= buf.length) {
+    const len = batchSizeAt(buf, pos);
+    if (len < LOG_OVERHEAD_BYTES) break; // malformed: appendAsFollower will refuse it with a clear error
+    const base = baseOffsetOf(buf, pos);
+    if (base >= leo) return { position: pos, overlapBase: null };
+    if (lastOffsetOf(buf, pos) >= leo) return { position: pos, overlapBase: base };
+    pos += len;
+  }
+  return { position: buf.length, overlapBase: null };
+}
+
+/** The fetchers of one broker, one per leader it follows. */
+export class ReplicaFetcherManager {
+  private readonly fetchers = new Map<number, ReplicaFetcher>();
+  private readonly leaderOf = new Map<string, number>();
+
+  constructor(private readonly opts: FetcherOptions) {}
+
+  addPartition(p: Partition, leaderId: number, leaderEpoch: number, image: MetadataImage): void {
+    this.removePartition(p);
+    const url = brokerUrl(image, leaderId);
+    if (url === null) {
+      this.opts.logger.warn({ topic: p.topic, partition: p.index, leader: leaderId }, 'leader has no broker endpoint; not fetching');
+      return;
+    }
+    let f = this.fetchers.get(leaderId);
+    if (f && f.url !== url) {
+      void f.stop();
+      this.fetchers.delete(leaderId);
+      f = undefined;
+    }
+    if (!f) {
+      f = new ReplicaFetcher(leaderId, url, this.opts);
+      this.fetchers.set(leaderId, f);
+    }
+    f.add(p, leaderEpoch);
+    this.leaderOf.set(p.key, leaderId);
+  }
+
+  removePartition(p: Partition): void {
+    const leaderId = this.leaderOf.get(p.key);
+    if (leaderId === undefined) return;
+    this.leaderOf.delete(p.key);
+    const f = this.fetchers.get(leaderId);
+    if (!f) return;
+    f.remove(p);
+    if (f.size === 0) {
+      this.fetchers.delete(leaderId);
+      void f.stop();
+    }
+  }
+
+  /** A leader re-registered with another URL: its partitions move to a fetcher for the new one. */
+  refreshEndpoints(image: MetadataImage): void {
+    for (const [leaderId, f] of [...this.fetchers]) {
+      const url = brokerUrl(image, leaderId);
+      if (url === null || url === f.url) continue;
+      const moving = f.entries();
+      this.fetchers.delete(leaderId);
+      void f.stop();
+      for (const { p, leaderEpoch } of moving) this.addPartition(p, leaderId, leaderEpoch, image);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const all = [...this.fetchers.values()];
+    this.fetchers.clear();
+    this.leaderOf.clear();
+    await Promise.all(all.map((f) => f.stop()));
+  }
+}

@@ -1,0 +1,531 @@
+// The replica manager (Kafka's ReplicaManager): the partitions this broker
+// hosts, driven by the metadata image, and the data-plane operations on them.
+//
+// - Image changes make this broker leader (new LeaderState at the image's
+//   leader epoch) or follower (the partition is handed to the fetcher of its
+//   leader) or remove the replica (log deleted) — applyImage().
+// - Produce appends to the leader's log under its leader epoch; acks=all
+//   waits in the purgatory until the high watermark passes the batch.
+// - Fetch serves consumers up to the high watermark and followers up to the
+//   log end; a follower's fetch offset is its LEO, which moves the HW.
+//   Fetches with nothing to return long-poll in the purgatory.
+// - ISR changes the leader wants (LeaderState.isrChangeToRequest) go to the
+//   controller as AlterPartition; they take effect when the image shows them.
+//
+// Durability: 'replication' (default, Kafka's) counts an appended batch toward
+// the HW at once; 'fsync' counts it only once it is fsynced — on the leader by
+// a group flush across partitions after each event-loop turn of appends, on
+// followers before their next fetch reports the new offset.
+
+import type { Clock } from '../util/clock.js';
+import { Errors, SluiceError, type ErrorInfo } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import type { LogManager } from '../storage/log-manager.js';
+import { logConfigFrom, type LogConfig } from '../storage/log-config.js';
+import type { MetadataImage, PartitionRegistration, TopicImage } from '../metadata/image.js';
+import type { MetadataChanges } from '../metadata/delta.js';
+import { effectiveTopicConfig } from '../metadata/config-defs.js';
+import type { ProduceRequest, ProduceResponse, ProducePartitionResponse } from '../protocol/apis/produce.js';
+import type { FetchPartition, FetchRequest, FetchResponse, FetchPartitionResponse } from '../protocol/apis/fetch.js';
+import {
+  EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
+  type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
+} from '../protocol/apis/offsets.js';
+import { Purgatory } from './delayed.js';
+import { Partition, partitionKey } from './partition.js';
+import { ReplicaFetcherManager, type FetcherOptions } from './replica-fetcher.js';
+
+export type DurabilityMode = 'replication' | 'fsync';
+
+export interface AlterPartitionCall {
+  readonly brokerId: number;
+  readonly brokerEpoch: number;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly newIsr: readonly number[];
+}
+
+export interface AlterPartitionAnswer {
+  readonly errorCode: number;
+  readonly errorMessage?: string | null;
+  readonly partitionEpoch?: number;
+}
+
+export interface ReplicaManagerOptions {
+  readonly brokerId: number;
+  readonly logs: LogManager;
+  /** Broker-wide log settings (from flags/config file), under the image's cluster and topic configs. */
+  readonly brokerLogConfig: LogConfig;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly replicaLagTimeMaxMs: number;
+  readonly durability: DurabilityMode;
+  readonly alterPartition: (req: AlterPartitionCall) => Promise<AlterPartitionAnswer>;
+  readonly brokerEpoch: () => number;
+  /** How followers reach leaders (link factory, fetch sizes). */
+  readonly fetcher: Omit<FetcherOptions, 'brokerId' | 'brokerEpoch' | 'logger' | 'durability'>;
+}
+
+type PartitionError = { errorCode: number; errorMessage: string | null };
+
+function failure(error: ErrorInfo, message?: string): PartitionError {
+  return { errorCode: error.code, errorMessage: message ? `${error.name}: ${message}` : error.message };
+}
+
+function failureOf(err: unknown): PartitionError {
+  if (err instanceof SluiceError) return { errorCode: err.code, errorMessage: err.message };
+  return failure(Errors.UNKNOWN_SERVER_ERROR);
+}
+
+const NONE: PartitionError = { errorCode: 0, errorMessage: null };
+
+export class ReplicaManager {
+  private readonly partitions = new Map<string, Partition>();
+  private readonly producePurgatory = new Purgatory();
+  private readonly fetchPurgatory = new Purgatory();
+  private readonly fetchers: ReplicaFetcherManager;
+  private readonly unflushed = new Set<Partition>();
+  private flushScheduled = false;
+  private image: MetadataImage | null = null;
+  private isrTimer: ReturnType<typeof setInterval> | undefined;
+  private stopped = false;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: ReplicaManagerOptions) {
+    this.log = opts.logger;
+    this.fetchers = new ReplicaFetcherManager({
+      ...opts.fetcher, brokerId: opts.brokerId, brokerEpoch: opts.brokerEpoch, durability: opts.durability,
+      logger: opts.logger.child({ component: 'fetcher' }),
+    });
+  }
+
+  start(): void {
+    const intervalMs = Math.max(10, Math.floor(this.opts.replicaLagTimeMaxMs / 2));
+    this.isrTimer = setInterval(() => this.checkIsrs(), intervalMs);
+    this.isrTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.isrTimer) clearInterval(this.isrTimer);
+    this.producePurgatory.expireAll();
+    this.fetchPurgatory.expireAll();
+    await this.fetchers.stop();
+    this.flushNow();
+  }
+
+  /** The hosted partition (tests, describe). */
+  partition(topic: string, index: number): Partition | undefined {
+    return this.partitions.get(partitionKey(topic, index));
+  }
+
+  get hostedPartitions(): readonly Partition[] {
+    return [...this.partitions.values()];
+  }
+
+  // ---- metadata image --------------------------------------------------------
+
+  /** Applies a new metadata image: become leader/follower, stop and delete replicas. */
+  applyImage(image: MetadataImage, changes: MetadataChanges | null): void {
+    if (this.stopped) return;
+    this.image = image;
+    if (changes) {
+      for (const [topicId, last] of changes.removedTopics) this.removeTopic(last.name, topicId);
+      for (const topicId of changes.topics) {
+        const t = image.topicsById.get(topicId);
+        if (t) this.applyTopic(image, t);
+      }
+      for (const key of changes.configs) {
+        if (key.startsWith('topic:')) this.applyTopicConfig(image, key.slice('topic:'.length));
+        else for (const t of image.topicsByName.values()) this.applyTopicConfig(image, t.name);
+      }
+      if (changes.brokers.size > 0) this.fetchers.refreshEndpoints(image);
+    } else {
+      for (const t of image.topicsByName.values()) this.applyTopic(image, t);
+      for (const p of [...this.partitions.values()]) {
+        if (image.topicsById.get(p.topicId)?.partitions.get(p.index)?.replicas.includes(this.opts.brokerId) !== true) this.removeReplica(p);
+      }
+      this.fetchers.refreshEndpoints(image);
+    }
+  }
+
+  /**
+   * Deletes logs on disk that the image does not assign to this broker (a
+   * topic deleted while it was down). Call only once the image has caught up.
+   */
+  deleteStrayLogs(image: MetadataImage): number {
+    let n = 0;
+    for (const m of this.opts.logs.allLogs()) {
+      const reg = image.partition(m.topic, m.partition);
+      if (reg && (reg.replicas.includes(this.opts.brokerId) || reg.addingReplicas.includes(this.opts.brokerId))) continue;
+      if (this.partitions.has(partitionKey(m.topic, m.partition))) continue;
+      this.log.info({ topic: m.topic, partition: m.partition }, 'deleting stray log');
+      this.opts.logs.deleteLog(m.topic, m.partition);
+      n++;
+    }
+    return n;
+  }
+
+  private applyTopic(image: MetadataImage, t: TopicImage): void {
+    for (const [index, reg] of t.partitions) {
+      const key = partitionKey(t.name, index);
+      let p = this.partitions.get(key);
+      if (p && p.topicId !== t.topicId) {
+        this.removeReplica(p);
+        p = undefined;
+      }
+      if (!reg.replicas.includes(this.opts.brokerId)) {
+        if (p) this.removeReplica(p);
+        continue;
+      }
+      if (!p) p = this.createPartition(image, t, index);
+      this.applyRegistration(p, reg);
+    }
+  }
+
+  private createPartition(image: MetadataImage, t: TopicImage, index: number): Partition {
+    this.opts.logs.updateTopicConfig(t.name, this.topicLogConfig(image, t.name));
+    const log = this.opts.logs.getOrCreateLog(t.name, index);
+    const p = new Partition(t.name, index, t.topicId, log, this.opts.brokerId);
+    this.partitions.set(p.key, p);
+    return p;
+  }
+
+  private applyRegistration(p: Partition, reg: PartitionRegistration): void {
+    const me = this.opts.brokerId;
+    if (reg.leader === me) {
+      if (!p.leader || p.leaderEpoch !== reg.leaderEpoch) return this.becomeLeader(p, reg);
+      if (p.partitionEpoch !== reg.partitionEpoch) {
+        p.setRegistration(reg);
+        if (p.leader.onIsrCommitted(reg.isr, reg.replicas)) this.onHighWatermarkMoved(p);
+        this.producePurgatory.poke(p.key);
+      }
+      return;
+    }
+    if (p.leader || p.leaderEpoch !== reg.leaderEpoch || p.leaderId !== reg.leader) return this.becomeFollower(p, reg);
+    p.setRegistration(reg);
+  }
+
+  private becomeLeader(p: Partition, reg: PartitionRegistration): void {
+    this.fetchers.removePartition(p);
+    if (this.opts.durability === 'fsync') p.log.flush();
+    p.makeLeader(reg, this.durableEnd(p), this.opts.clock, this.opts.replicaLagTimeMaxMs);
+    this.log.info({ topic: p.topic, partition: p.index, leaderEpoch: reg.leaderEpoch, isr: reg.isr, leo: p.log.logEndOffset }, 'became leader');
+    // Waiters of the previous epoch (if this broker led before) must not complete under the new one.
+    this.producePurgatory.expireKey(p.key);
+    this.fetchPurgatory.poke(p.key);
+    if (p.leader!.onLocalAppend(this.durableEnd(p))) this.onHighWatermarkMoved(p);
+  }
+
+  private becomeFollower(p: Partition, reg: PartitionRegistration): void {
+    const wasLeader = p.isLeader;
+    p.makeFollower(reg);
+    this.producePurgatory.expireKey(p.key);
+    this.fetchPurgatory.expireKey(p.key);
+    if (reg.leader >= 0 && this.image) this.fetchers.addPartition(p, reg.leader, reg.leaderEpoch, this.image);
+    else this.fetchers.removePartition(p);
+    this.log.info({ topic: p.topic, partition: p.index, leader: reg.leader, leaderEpoch: reg.leaderEpoch, wasLeader }, 'became follower');
+  }
+
+  private removeTopic(name: string, topicId: string): void {
+    for (const p of [...this.partitions.values()]) if (p.topic === name && p.topicId === topicId) this.removeReplica(p);
+  }
+
+  private removeReplica(p: Partition): void {
+    this.fetchers.removePartition(p);
+    p.leader = null;
+    this.partitions.delete(p.key);
+    this.unflushed.delete(p);
+    this.producePurgatory.expireKey(p.key);
+    this.fetchPurgatory.expireKey(p.key);
+    this.opts.logs.deleteLog(p.topic, p.index);
+    this.log.info({ topic: p.topic, partition: p.index }, 'removed replica');
+  }
+
+  private topicLogConfig(image: MetadataImage, topic: string): Partial<LogConfig> {
+    const props: Record<string, string> = {};
+    for (const [k, v] of image.config('cluster', '')) props[k] = v;
+    for (const [k, v] of image.config('topic', topic)) props[k] = v;
+    try {
+      return logConfigFrom(props, this.opts.brokerLogConfig);
+    } catch (err) {
+      this.log.error({ topic, err: (err as Error).message }, 'ignoring invalid topic config');
+      return this.opts.brokerLogConfig;
+    }
+  }
+
+  private applyTopicConfig(image: MetadataImage, topic: string): void {
+    if (!image.topic(topic)) return;
+    this.opts.logs.updateTopicConfig(topic, this.topicLogConfig(image, topic));
+  }
+
+  private minInsyncReplicas(topic: string): number {
+    const image = this.image;
+    if (!image) return 1;
+    return Number(effectiveTopicConfig('min.insync.replicas', image.config('topic', topic), image.config('cluster', '')));
+  }
+
+  // ---- produce ---------------------------------------------------------------
+
+  /** Appends to the leaders' logs; with acks=all, resolves once the HW passed every batch (or the timeout). */
+  produce(req: ProduceRequest): Promise<ProduceResponse> | ProduceResponse {
+    const waiting: Array<{ p: Partition; leader: object; lastOffset: number; minIsr: number; out: ProducePartitionResponse }> = [];
+    const response: ProduceResponse = {
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((pd) => {
+          const out: ProducePartitionResponse = { partition: pd.partition, ...NONE, baseOffset: -1, logStartOffset: -1 };
+          const p = this.partitions.get(partitionKey(t.name, pd.partition));
+          const problem = p ? p.leaderProblem(-1) : this.unknownPartition(t.name, pd.partition);
+          if (problem) return Object.assign(out, failure(problem.error, problem.message));
+          const minIsr = this.minInsyncReplicas(t.name);
+          if (req.acks === -1 && !p!.leader!.hasEnoughReplicas(minIsr)) {
+            return Object.assign(out, failure(Errors.NOT_ENOUGH_REPLICAS, `${p!.key} has ${p!.leader!.isr.length} in-sync replicas, min.insync.replicas is ${minIsr}`));
+          }
+          try {
+            const info = p!.log.append(pd.records, { leaderEpoch: p!.leaderEpoch });
+            out.baseOffset = info.baseOffset;
+            out.logStartOffset = info.logStartOffset;
+            this.afterLeaderAppend(p!);
+            if (req.acks === -1) waiting.push({ p: p!, leader: p!.leader!, lastOffset: info.lastOffset, minIsr, out });
+          } catch (err) {
+            Object.assign(out, failureOf(err));
+          }
+          return out;
+        }),
+      })),
+    };
+    if (waiting.length === 0) return response;
+    return new Promise((resolve) => {
+      const settle = (timedOut: boolean): boolean => {
+        let done = true;
+        for (const w of waiting) {
+          if (w.out.errorCode !== 0) continue;
+          if (w.p.leader !== w.leader) {
+            Object.assign(w.out, failure(Errors.NOT_LEADER_OR_FOLLOWER, `leadership of ${w.p.key} moved while waiting for replication`));
+            continue;
+          }
+          const state = w.p.leader!.ackState(w.lastOffset, w.minIsr);
+          if (state === 'ok') continue;
+          if (state === 'notEnoughReplicasAfterAppend') {
+            Object.assign(w.out, failure(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `${w.p.key}: the ISR shrank below min.insync.replicas=${w.minIsr}`));
+            continue;
+          }
+          if (timedOut) Object.assign(w.out, failure(Errors.REQUEST_TIMED_OUT, `${w.p.key}: not replicated to the ISR within ${req.timeoutMs} ms`));
+          else done = false;
+        }
+        if (done || timedOut) resolve(response);
+        return done;
+      };
+      if (settle(false)) return;
+      this.producePurgatory.watch(waiting.map((w) => w.p.key), { check: () => settle(false), expire: () => void settle(true) }, req.timeoutMs);
+    });
+  }
+
+  private unknownPartition(topic: string, index: number): { error: ErrorInfo; message: string } {
+    const reg = this.image?.partition(topic, index);
+    if (!reg) return { error: Errors.UNKNOWN_TOPIC_OR_PARTITION, message: `no partition ${topic}-${index}` };
+    return { error: Errors.NOT_LEADER_OR_FOLLOWER, message: `broker ${this.opts.brokerId} does not host ${topic}-${index} (leader: ${reg.leader})` };
+  }
+
+  private durableEnd(p: Partition): number {
+    return this.opts.durability === 'fsync' ? p.log.recoveryPoint : p.log.logEndOffset;
+  }
+
+  private afterLeaderAppend(p: Partition): void {
+    this.fetchPurgatory.poke(p.key);
+    if (this.opts.durability === 'fsync') {
+      this.unflushed.add(p);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flushNow());
+      }
+      return;
+    }
+    if (p.leader!.onLocalAppend(p.log.logEndOffset)) this.onHighWatermarkMoved(p);
+  }
+
+  /** Group commit: one fsync pass over every leader log appended to since the last pass. */
+  private flushNow(): void {
+    this.flushScheduled = false;
+    const batch = [...this.unflushed];
+    this.unflushed.clear();
+    for (const p of batch) {
+      try {
+        p.log.flush();
+      } catch (err) {
+        this.log.error({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'flush failed');
+        continue;
+      }
+      if (p.leader && p.leader.onLocalAppend(p.log.recoveryPoint)) this.onHighWatermarkMoved(p);
+    }
+  }
+
+  private onHighWatermarkMoved(p: Partition): void {
+    if (!p.leader) return;
+    p.log.updateHighWatermark(p.leader.highWatermark);
+    this.producePurgatory.poke(p.key);
+    this.fetchPurgatory.poke(p.key);
+  }
+
+  // ---- fetch -----------------------------------------------------------------
+
+  fetch(req: FetchRequest, isClosed: () => boolean): Promise<FetchResponse> | FetchResponse {
+    const replicaId = req.replicaId;
+    let anyError = false;
+    for (const t of req.topics) {
+      for (const fp of t.partitions) {
+        const p = this.partitions.get(partitionKey(t.name, fp.partition));
+        if (!p || p.leaderProblem(fp.currentLeaderEpoch)) {
+          anyError = true;
+          continue;
+        }
+        if (replicaId >= 0) this.recordFollowerFetch(p, replicaId, fp);
+      }
+    }
+    const first = this.readAll(req);
+    if (anyError || req.maxWaitMs === 0 || first.bytes >= Math.max(1, req.minBytes)) return first.response;
+    return new Promise((resolve) => {
+      const keys = req.topics.flatMap((t) => t.partitions.map((fp) => partitionKey(t.name, fp.partition)));
+      const check = (): boolean => {
+        if (isClosed() || this.stopped) {
+          resolve(first.response);
+          return true;
+        }
+        const again = this.readAll(req);
+        if (again.bytes < Math.max(1, req.minBytes)) return false;
+        resolve(again.response);
+        return true;
+      };
+      this.fetchPurgatory.watch(keys, { check, expire: () => resolve(this.readAll(req).response) }, req.maxWaitMs);
+    });
+  }
+
+  private recordFollowerFetch(p: Partition, replicaId: number, fp: FetchPartition): void {
+    const leader = p.leader!;
+    if (fp.currentLeaderEpoch !== p.leaderEpoch || fp.fetchOffset > p.log.logEndOffset) return;
+    // In fsync mode the follower's fetch offset is durable there (it flushes
+    // before fetching); the leader counts its own end only once flushed.
+    if (leader.onFollowerFetch(replicaId, fp.fetchOffset)) this.onHighWatermarkMoved(p);
+    if (!leader.isr.includes(replicaId)) this.maybeChangeIsr(p);
+  }
+
+  private readAll(req: FetchRequest): { response: FetchResponse; bytes: number } {
+    let remaining = req.maxBytes;
+    let bytes = 0;
+    const topics = req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((fp) => {
+        const out = this.readOne(t.name, fp, req.replicaId, remaining);
+        bytes += out.records.length;
+        remaining -= out.records.length;
+        return out;
+      }),
+    }));
+    return { response: { errorCode: 0, topics }, bytes };
+  }
+
+  private readOne(topic: string, fp: FetchPartition, replicaId: number, remainingBytes: number): FetchPartitionResponse {
+    const out: FetchPartitionResponse = { partition: fp.partition, ...NONE, highWatermark: -1, logStartOffset: -1, records: EMPTY };
+    const p = this.partitions.get(partitionKey(topic, fp.partition));
+    const problem = p ? p.leaderProblem(fp.currentLeaderEpoch) : this.unknownPartition(topic, fp.partition);
+    if (problem) return Object.assign(out, failure(problem.error, problem.message));
+    const log = p!.log;
+    out.highWatermark = log.highWatermark;
+    out.logStartOffset = log.logStartOffset;
+    if (replicaId >= 0) out.logEndOffset = log.logEndOffset;
+    if (remainingBytes <= 0) return out;
+    try {
+      const limit = replicaId >= 0 ? log.logEndOffset : log.highWatermark;
+      const r = log.read(fp.fetchOffset, Math.min(fp.partitionMaxBytes, remainingBytes), { maxOffset: limit });
+      out.records = r.records;
+    } catch (err) {
+      Object.assign(out, failureOf(err));
+    }
+    return out;
+  }
+
+  // ---- offsets ---------------------------------------------------------------
+
+  listOffsets(req: ListOffsetsRequest): { topics: Array<{ name: string; partitions: ListOffsetsPartitionResponse[] }> } {
+    return {
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((q) => {
+          const out: ListOffsetsPartitionResponse = { partition: q.partition, ...NONE, timestamp: -1, offset: -1, leaderEpoch: -1 };
+          const p = this.partitions.get(partitionKey(t.name, q.partition));
+          const problem = p ? p.leaderProblem(q.currentLeaderEpoch) : this.unknownPartition(t.name, q.partition);
+          if (problem) return Object.assign(out, failure(problem.error, problem.message));
+          const log = p!.log;
+          out.leaderEpoch = p!.leaderEpoch;
+          const visibleEnd = req.replicaId >= 0 ? log.logEndOffset : log.highWatermark;
+          if (q.timestamp === LATEST_TIMESTAMP) out.offset = visibleEnd;
+          else if (q.timestamp === EARLIEST_TIMESTAMP) out.offset = log.logStartOffset;
+          else if (q.timestamp < 0) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2 nor a time`));
+          else {
+            const found = log.offsetForTimestamp(q.timestamp);
+            out.offset = found !== null && found < visibleEnd ? found : -1;
+            out.timestamp = out.offset >= 0 ? q.timestamp : -1;
+          }
+          return out;
+        }),
+      })),
+    };
+  }
+
+  offsetForLeaderEpoch(req: OffsetForLeaderEpochRequest): { topics: Array<{ name: string; partitions: EpochEndOffsetResponse[] }> } {
+    return {
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((q) => {
+          const out: EpochEndOffsetResponse = { partition: q.partition, ...NONE, leaderEpoch: -1, endOffset: -1 };
+          const p = this.partitions.get(partitionKey(t.name, q.partition));
+          const problem = p ? p.leaderProblem(q.currentLeaderEpoch) : this.unknownPartition(t.name, q.partition);
+          if (problem) return Object.assign(out, failure(problem.error, problem.message));
+          const r = p!.log.endOffsetForEpoch(q.leaderEpoch);
+          out.leaderEpoch = r.epoch;
+          out.endOffset = r.endOffset;
+          return out;
+        }),
+      })),
+    };
+  }
+
+  // ---- ISR changes -----------------------------------------------------------
+
+  private checkIsrs(): void {
+    for (const p of this.partitions.values()) if (p.leader) this.maybeChangeIsr(p);
+  }
+
+  private maybeChangeIsr(p: Partition): void {
+    const leader = p.leader;
+    if (!leader || this.stopped) return;
+    const change = leader.isrChangeToRequest();
+    if (!change) return;
+    leader.markIsrChangePending(change.newIsr);
+    const sentEpoch = p.partitionEpoch;
+    this.log.info({ topic: p.topic, partition: p.index, reason: change.reason, brokers: change.brokers, newIsr: change.newIsr }, 'asking the controller to change the ISR');
+    const call: AlterPartitionCall = {
+      brokerId: this.opts.brokerId, brokerEpoch: this.opts.brokerEpoch(), topicId: p.topicId, partition: p.index,
+      leaderEpoch: p.leaderEpoch, partitionEpoch: sentEpoch, newIsr: change.newIsr,
+    };
+    const settle = (why: string | null): void => {
+      if (p.leader !== leader || !leader.hasPendingIsrChange) return;
+      if (why) this.log.warn({ topic: p.topic, partition: p.index, why }, 'ISR change not accepted');
+      leader.clearPendingIsrChange();
+    };
+    this.opts.alterPartition(call).then(
+      (res) => {
+        if (res.errorCode !== 0) settle(res.errorMessage ?? `error ${res.errorCode}`);
+        else if (res.partitionEpoch === sentEpoch || p.partitionEpoch !== sentEpoch) settle(null);
+        // else: committed; the image carrying it calls onIsrCommitted.
+      },
+      (err: Error) => settle(err.message),
+    );
+  }
+}
+
+const EMPTY = new Uint8Array(0);

@@ -1,0 +1,144 @@
+// The broker's request API: what a client connection on the broker listener
+// can ask (docs/protocol.md). Each request is checked against the supported
+// API versions (UNSUPPORTED_VERSION otherwise), its body parsed by its API's
+// validator (INVALID_REQUEST names the bad field), then served:
+//   - data plane (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch) by the
+//     replica manager;
+//   - Metadata, DescribeCluster, ApiVersions from this node's metadata image;
+//   - admin requests (CreateTopics, DeleteTopics, ...) forwarded to the active
+//     controller, whose answer comes back unchanged;
+//   - controller-only requests (registration, heartbeats, AlterPartition)
+//     answered NOT_CONTROLLER with the current controller id: brokers send
+//     those to the controller quorum, never to a broker listener.
+
+import { Errors, SluiceError } from '../util/errors.js';
+import { ApiKey, apiName } from '../protocol/api-keys.js';
+import type { RequestEnvelope } from '../protocol/envelope.js';
+import type { Body } from '../protocol/body.js';
+import { parseProduceRequest } from '../protocol/apis/produce.js';
+import { parseFetchRequest } from '../protocol/apis/fetch.js';
+import { parseListOffsetsRequest, parseOffsetForLeaderEpochRequest } from '../protocol/apis/offsets.js';
+import {
+  parseMetadataRequest,
+  type ApiVersionRange, type MetadataBroker, type MetadataResponse, type MetadataTopic,
+} from '../protocol/apis/metadata.js';
+import { NO_RESPONSE, type ConnectionInfo, type RequestHandler } from '../net/server-connection.js';
+import type { MetadataImage } from '../metadata/image.js';
+import type { ReplicaManager } from '../replication/replica-manager.js';
+import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
+
+export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
+
+export interface BrokerApiDeps {
+  readonly image: () => MetadataImage;
+  readonly controllerId: () => number;
+  readonly replicas: ReplicaManager;
+  readonly controller: ControllerCall;
+}
+
+/** Admin APIs a broker forwards to the active controller, by the controller API's name. */
+const FORWARDED: ReadonlyMap<number, string> = new Map([
+  [ApiKey.CreateTopics, 'createTopics'],
+  [ApiKey.DeleteTopics, 'deleteTopics'],
+  [ApiKey.CreatePartitions, 'createPartitions'],
+  [ApiKey.DescribeConfigs, 'describeConfigs'],
+  [ApiKey.AlterConfigs, 'alterConfigs'],
+  [ApiKey.ElectLeaders, 'electLeaders'],
+  [ApiKey.AlterPartitionReassignments, 'alterReassignments'],
+  [ApiKey.ListPartitionReassignments, 'listReassignments'],
+]);
+
+const CONTROLLER_ONLY: ReadonlySet<number> = new Set([
+  ApiKey.BrokerRegistration, ApiKey.BrokerHeartbeat, ApiKey.AlterPartition, ApiKey.ControlledShutdown,
+]);
+
+const SERVED: readonly number[] = [
+  ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata, ApiKey.ApiVersions,
+  ApiKey.OffsetForLeaderEpoch, ApiKey.DescribeCluster, ...FORWARDED.keys(),
+];
+
+/** Every API this broker answers, with its versions (all 0 for now). */
+export const SUPPORTED_APIS: readonly ApiVersionRange[] = [...SERVED, ...CONTROLLER_ONLY]
+  .sort((a, b) => a - b)
+  .map((apiKey) => ({ apiKey, minVersion: 0, maxVersion: 0 }));
+
+const VERSIONS = new Map(SUPPORTED_APIS.map((v) => [v.apiKey, v] as const));
+
+export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
+  return (req: RequestEnvelope, conn: ConnectionInfo) => {
+    const range = VERSIONS.get(req.apiKey);
+    if (!range || req.apiVersion < range.minVersion || req.apiVersion > range.maxVersion) {
+      throw new SluiceError(Errors.UNSUPPORTED_VERSION, `${apiName(req.apiKey)} v${req.apiVersion} is not supported`);
+    }
+    const body = req.body as Body;
+    switch (req.apiKey) {
+      case ApiKey.ApiVersions:
+        return { errorCode: 0, apiKeys: SUPPORTED_APIS };
+      case ApiKey.Metadata:
+        return metadataResponse(deps.image(), deps.controllerId(), parseMetadataRequest(body).topics);
+      case ApiKey.DescribeCluster:
+        return describeCluster(deps.image(), deps.controllerId());
+      case ApiKey.Produce: {
+        const produce = parseProduceRequest(body);
+        const result = deps.replicas.produce(produce);
+        return produce.acks === 0 ? NO_RESPONSE : result;
+      }
+      case ApiKey.Fetch:
+        return deps.replicas.fetch(parseFetchRequest(body), () => conn.closed);
+      case ApiKey.ListOffsets:
+        return deps.replicas.listOffsets(parseListOffsetsRequest(body));
+      case ApiKey.OffsetForLeaderEpoch:
+        return deps.replicas.offsetForLeaderEpoch(parseOffsetForLeaderEpochRequest(body));
+      default:
+        break;
+    }
+    const forwarded = FORWARDED.get(req.apiKey);
+    if (forwarded) return deps.controller(forwarded, body);
+    const controllerId = deps.controllerId();
+    throw new SluiceError(Errors.NOT_CONTROLLER, `broker listeners do not serve ${apiName(req.apiKey)}; send it to the controller quorum (active controller: ${controllerId})`, { controllerId });
+  };
+}
+
+function brokersOf(image: MetadataImage): MetadataBroker[] {
+  const out: MetadataBroker[] = [];
+  for (const b of image.unfencedBrokers()) {
+    const url = b.endpoints.find((e) => e.name === BROKER_ENDPOINT)?.url;
+    if (url) out.push({ nodeId: b.brokerId, url, rack: b.rack });
+  }
+  return out;
+}
+
+export function metadataResponse(image: MetadataImage, controllerId: number, names: readonly string[] | null): MetadataResponse {
+  const live = (id: number) => image.brokers.get(id)?.fenced === false;
+  const topicNames = names ?? [...image.topicsByName.keys()].sort();
+  const topics: MetadataTopic[] = topicNames.map((name) => {
+    const t = image.topic(name);
+    if (!t) return { errorCode: Errors.UNKNOWN_TOPIC_OR_PARTITION.code, errorMessage: `topic ${name} does not exist`, name, topicId: null, partitions: [] };
+    return {
+      errorCode: 0, errorMessage: null, name, topicId: t.topicId,
+      partitions: [...t.partitions.entries()].sort((a, b) => a[0] - b[0]).map(([partition, r]) => ({
+        partition,
+        errorCode: r.leader < 0 ? Errors.LEADER_NOT_AVAILABLE.code : 0,
+        leader: r.leader,
+        leaderEpoch: r.leaderEpoch,
+        replicas: [...r.replicas],
+        isr: [...r.isr],
+        offlineReplicas: r.replicas.filter((id) => !live(id)),
+      })),
+    };
+  });
+  return { clusterId: image.cluster?.clusterId ?? null, controllerId, brokers: brokersOf(image), topics };
+}
+
+function describeCluster(image: MetadataImage, controllerId: number): Record<string, unknown> {
+  return {
+    errorCode: 0,
+    clusterId: image.cluster?.clusterId ?? null,
+    controllerId,
+    metadataOffset: image.offset,
+    brokers: [...image.brokers.values()].sort((a, b) => a.brokerId - b.brokerId).map((b) => ({
+      nodeId: b.brokerId, fenced: b.fenced, inControlledShutdown: b.inControlledShutdown, rack: b.rack,
+      endpoints: b.endpoints.map((e) => ({ ...e })),
+    })),
+  };
+}

@@ -1,0 +1,117 @@
+// The broker role of a node: partition logs, the replica manager driven by
+// the metadata image, the client listener, and the broker's life with the
+// controller (register → fenced while catching up → running → controlled
+// shutdown). The metadata image comes from this node's Raft state machine —
+// as a voter on a combined node, as an observer on a broker-only node — so
+// the same replay path feeds controllers and brokers.
+//
+// start: logs open (recovering torn tails) → replica manager follows the
+// image → listener up → registration. stop (SIGTERM): controlled shutdown
+// first (the controller moves this broker's leaderships away while it still
+// serves), then fetchers and waiters stop, the listener closes, and the logs
+// close with their checkpoints written. Startup failures undo what was opened.
+
+import type { Logger } from '../util/logger.js';
+import type { Rng } from '../util/rng.js';
+import { SystemClock } from '../util/clock.js';
+import { LogManager } from '../storage/log-manager.js';
+import type { LogConfig } from '../storage/log-config.js';
+import type { MetadataStateMachine } from '../metadata/state-machine.js';
+import type { Endpoint } from '../metadata/records.js';
+import { WsServer } from '../net/ws-server.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../net/limits.js';
+import { ReplicaManager, type AlterPartitionAnswer, type DurabilityMode } from '../replication/replica-manager.js';
+import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
+import { BrokerLifecycle } from './broker-lifecycle.js';
+import { createBrokerApi, type ControllerCall } from './broker-api.js';
+
+export interface BrokerSettings {
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly replicaLagTimeMaxMs: number;
+  readonly durability: DurabilityMode;
+  readonly logConfig: LogConfig;
+  readonly connectionLimits?: ConnectionLimits;
+  readonly heartbeatIntervalMs?: number;
+  readonly rack?: string | null;
+}
+
+export interface BrokerOptions {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly dataDir: string;
+  readonly settings: BrokerSettings;
+  readonly metadata: MetadataStateMachine;
+  readonly controllerId: () => number;
+  readonly controller: ControllerCall;
+  /** Further endpoints to register (e.g. this node's CONTROLLER listener, for observers). */
+  readonly extraEndpoints?: readonly Endpoint[];
+  readonly rng: Rng;
+  readonly logger: Logger;
+}
+
+export interface Broker {
+  readonly url: string;
+  readonly lifecycle: BrokerLifecycle;
+  readonly replicas: ReplicaManager;
+  readonly logs: LogManager;
+  /** Controlled shutdown (leaderships handed over first unless `controlled` is false), then close. */
+  stop(opts?: { controlled?: boolean }): Promise<void>;
+}
+
+export async function startBroker(opts: BrokerOptions): Promise<Broker> {
+  const log = opts.logger;
+  const s = opts.settings;
+  const logs = LogManager.open({ dataDir: opts.dataDir, logConfig: s.logConfig, clock: SystemClock, logger: log });
+  // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
+  const ref: { lifecycle?: BrokerLifecycle } = {};
+  const replicas = new ReplicaManager({
+    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: SystemClock, logger: log.child({ component: 'replicas' }),
+    replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
+    alterPartition: (req) => opts.controller<AlterPartitionAnswer>('alterPartition', { ...req, newIsr: [...req.newIsr] }),
+    brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
+    fetcher: {},
+  });
+  const listener = new WsServer(
+    createBrokerApi({ image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.controller }),
+    log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS,
+  );
+  let bound;
+  try {
+    bound = await listener.listen(s.listen);
+  } catch (err) {
+    logs.close();
+    throw err;
+  }
+  const url = `ws://${bound.host}:${bound.port}`;
+  replicas.applyImage(opts.metadata.image, null);
+  const unsubscribe = opts.metadata.subscribe((image, changes) => replicas.applyImage(image, changes));
+  replicas.start();
+  logs.start();
+  const lc = new BrokerLifecycle({
+    brokerId: opts.nodeId, clusterId: opts.clusterId, rack: s.rack ?? null,
+    endpoints: [{ name: BROKER_ENDPOINT, url }, ...(opts.extraEndpoints ?? [])],
+    call: opts.controller, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng,
+    logger: log.child({ component: 'lifecycle' }), heartbeatIntervalMs: s.heartbeatIntervalMs,
+  });
+  ref.lifecycle = lc;
+  void lc.when('running').then(() => {
+    const n = replicas.deleteStrayLogs(opts.metadata.image);
+    if (n > 0) log.info({ deleted: n }, 'deleted logs of partitions no longer assigned here');
+  });
+  lc.start();
+  log.info({ url }, 'broker listener up');
+
+  let stopping: Promise<void> | undefined;
+  const stop = ({ controlled = true } = {}): Promise<void> => {
+    stopping ??= (async () => {
+      if (controlled) await lc.shutdown();
+      else lc.stop();
+      unsubscribe();
+      await replicas.stop();
+      await listener.close();
+      logs.close();
+    })();
+    return stopping;
+  };
+  return { url, lifecycle: lc, replicas, logs, stop };
+}
