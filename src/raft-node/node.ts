@@ -19,6 +19,13 @@
 // and writing quorum-state costs two fsyncs; term and vote changes are always
 // persisted before any message leaves.
 //
+// Observers: a node whose id is not among `voters` (a broker-only node)
+// starts as an observer-to-be. The core never lets a non-voter campaign; once
+// the active controller adds it (proposeConfChange addObserver) the leader
+// replicates the log to it and it applies entries and snapshots exactly like
+// a voter. status() then shows role 'observer', its applied index and the
+// leader it follows.
+//
 // Any exception in the ready loop (a disk error, a broken invariant) is fatal:
 // the node stops processing and emits 'fatal' — continuing could violate the
 // promises already made to peers.
@@ -32,7 +39,7 @@ import type { Rng } from '../util/rng.js';
 import { Raft } from '../raft/raft.js';
 import {
   DEFAULT_RAFT_CONFIG, NO_NODE,
-  type Entry, type HardState, type Message, type NodeId, type RaftConfig,
+  type ConfChange, type Entry, type HardState, type Membership, type Message, type NodeId, type RaftConfig,
   type RaftInitialState, type RaftStatus, type Ready, type Role, type Snapshot,
 } from '../raft/types.js';
 import { RaftDisk } from './raft-disk.js';
@@ -192,6 +199,27 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
     return this.proposals.add(r.index, r.term, this.clock.monotonicMs() + this.opts.limits.proposalTimeoutMs);
   }
 
+  /**
+   * Proposes a one-server membership change (e.g. addObserver for a broker
+   * node); resolves once its Config entry is applied locally (the change took
+   * effect on append, and is now committed). Rejects like propose(), and
+   * also: retriable REQUEST_TIMED_OUT with `details.reason =
+   * 'configChangePending'` while an earlier change is uncommitted (or before
+   * this leader committed an entry of its term); INVALID_REQUEST when the
+   * change does not apply to the current membership (adding a member, removing
+   * a non-member or the last voter).
+   */
+  proposeConfChange(change: ConfChange): Promise<Proposed> {
+    if (this.stopped) return Promise.reject(this.notController('node is stopping'));
+    if (this.proposals.size >= this.opts.limits.proposalsPendingMax) {
+      return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `too many proposals pending (${this.proposals.size}); retry later`));
+    }
+    const r = this.raft.proposeConfChange(change);
+    if (!r.ok) return Promise.reject(this.proposeRejected(r.reason, r.leader));
+    this.scheduleReady();
+    return this.proposals.add(r.index, r.term, this.clock.monotonicMs() + this.opts.limits.proposalTimeoutMs);
+  }
+
   /** A linearizable read point: resolves with an index the state machine has applied, once leadership is confirmed. */
   readIndex(): Promise<number> {
     if (this.stopped) return Promise.reject(this.notController('node is stopping'));
@@ -230,6 +258,11 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
     };
   }
 
+  /** The membership in effect (the latest Config entry appended, committed or not). */
+  membership(): Membership {
+    return this.raft.status().membership;
+  }
+
   /** The core's own status (progress of followers on the leader). */
   raftStatus(): RaftStatus {
     return this.raft.status();
@@ -241,7 +274,8 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
 
   // ------------------------------------------------------------ errors
 
-  private notController(message?: string): SluiceError {
+  /** NOT_CONTROLLER naming the leader this node knows of (and its endpoint), for callers to follow. */
+  notController(message?: string): SluiceError {
     const leader = this.soft.leader === this.opts.id ? 0 : this.soft.leader;
     const leaderEndpoint = this.opts.endpoints?.get(leader);
     return new SluiceError(Errors.NOT_CONTROLLER, message ?? (leader ? `the active controller is node ${leader}` : 'no active controller is known'),
@@ -253,6 +287,9 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
       case 'notLeader': return this.notController(leader ? `the active controller is node ${leader}` : undefined);
       case 'transferring': return this.notController('leadership is being transferred');
       case 'tooManyUncommitted': return new SluiceError(Errors.REQUEST_TIMED_OUT, 'too many uncommitted entries; retry later');
+      case 'configChangePending':
+        return new SluiceError(Errors.REQUEST_TIMED_OUT, 'a membership change is still uncommitted; retry later', { reason: 'configChangePending' });
+      case 'invalidConfChange': return new SluiceError(Errors.INVALID_REQUEST, 'membership change does not apply to the current membership');
       default: return new SluiceError(Errors.INVALID_REQUEST, `proposal rejected: ${reason}`);
     }
   }

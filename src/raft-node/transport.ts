@@ -6,6 +6,12 @@
 // serves client connections (hello role 'client'), whose requests are handed
 // to `onClientRequest` and answered on the same connection.
 //
+// Peers: the voters named at construction, plus peers added at runtime with
+// addPeer (observers — broker nodes following the metadata log — whose
+// listeners the voters learn from the metadata image). A node hello is
+// accepted only from a current peer; removePeer closes the link to it and
+// its inbound connections, so a removed node can no longer inject messages.
+//
 // Hostile or broken input never crashes the process. Dropped and logged:
 //   - frames that are not binary, not msgpack, or of the wrong shape (the
 //     connection is closed: we cannot trust anything after them);
@@ -84,14 +90,60 @@ export class RaftTransport {
   private rejectedFrames = 0;
   private droppedMessages = 0;
   private closed = false;
+  /** Our node hello, the first frame on every outgoing link. */
+  private readonly hello: Buffer;
 
   constructor(private readonly opts: TransportOptions) {
-    const hello = encodeFrame({ k: 'hello', role: 'node', version: WIRE_VERSION, nodeId: opts.nodeId, clusterId: opts.clusterId });
+    this.hello = encodeFrame({ k: 'hello', role: 'node', version: WIRE_VERSION, nodeId: opts.nodeId, clusterId: opts.clusterId });
     for (const [peerId, url] of opts.peers) {
-      if (peerId === opts.nodeId) continue;
-      const logger = opts.logger.child({ peer: peerId });
-      this.links.set(peerId, new PeerLink(peerId, url, hello, opts.limits, opts.rng.fork(), logger));
+      if (peerId !== opts.nodeId) this.links.set(peerId, this.newLink(peerId, url));
     }
+  }
+
+  private newLink(peerId: NodeId, url: string): PeerLink {
+    return new PeerLink(peerId, url, this.hello, this.opts.limits, this.opts.rng.fork(), this.opts.logger.child({ peer: peerId }));
+  }
+
+  /**
+   * Adds (or re-points) a peer at runtime: from now on its hello is accepted
+   * and messages to it are sent. Idempotent for the same url; a new url
+   * replaces the link (messages queued for the old address are dropped —
+   * Raft resends). Dialing starts at once if start() was called. Our own id
+   * and calls after close() are ignored.
+   */
+  addPeer(peerId: NodeId, url: string): void {
+    if (this.closed || peerId === this.opts.nodeId) return;
+    const old = this.links.get(peerId);
+    if (old?.url === url) return;
+    old?.close();
+    const link = this.newLink(peerId, url);
+    this.links.set(peerId, link);
+    if (this.handlers) link.start();
+    this.opts.logger.info({ peer: peerId, url, replaced: old !== undefined }, 'peer added');
+  }
+
+  /**
+   * Forgets a peer: closes the link to it and its inbound node connections,
+   * and refuses its hellos from now on. Idempotent.
+   */
+  removePeer(peerId: NodeId): void {
+    const link = this.links.get(peerId);
+    if (!link) return;
+    link.close();
+    this.links.delete(peerId);
+    for (const conn of this.conns) {
+      if (conn.kind === 'node' && conn.peerId === peerId) {
+        conn.kind = 'closing';
+        conn.ws.terminate();
+        this.conns.delete(conn);
+      }
+    }
+    this.opts.logger.info({ peer: peerId }, 'peer removed');
+  }
+
+  /** Current peers and their urls (static voters and peers added at runtime). */
+  peers(): Map<NodeId, string> {
+    return new Map([...this.links].map(([id, link]) => [id, link.url] as const));
   }
 
   /** Binds the listener. Rejects with a one-line reason (e.g. address in use) and leaves nothing open. */

@@ -16,6 +16,10 @@
 // Timers: a fencing check every fenceCheckIntervalMs proposes fences for
 // brokers whose session expired. On activation every broker gets a full new
 // session (BrokerHeartbeats.resetAll) — failover never fences instantly.
+//
+// Observers: when the quorum can change membership (RaftNode can), the
+// active controller also keeps the Raft observers equal to the registered
+// brokers that follow the metadata log (observer-membership.ts).
 
 import type { Clock } from '../../util/clock.js';
 import type { Rng } from '../../util/rng.js';
@@ -31,6 +35,8 @@ import type { CommandContext, CommandResult } from '../context.js';
 import { fenceExpiredBrokers, sessionTimeoutMs } from '../cluster-control.js';
 import { electPreferredLeaders, imbalancedPartitions } from '../replication-control.js';
 import { brokerSetting } from '../context.js';
+import type { ConfChange, Membership } from '../../raft/types.js';
+import { ObserverMembership } from './observer-membership.js';
 
 /** What the controller needs from the Raft node (RaftNode implements it). */
 export interface MetadataQuorum {
@@ -38,6 +44,9 @@ export interface MetadataQuorum {
   readIndex(): Promise<number>;
   status(): { role: string; leader: number; term: number; lastIndex: number };
   on(event: 'roleChange', listener: (change: { role: string; term: number; leader: number }) => void): unknown;
+  /** Membership changes and the membership in effect; without both the controller manages no observers. */
+  proposeConfChange?(change: ConfChange): Promise<{ index: number; term: number }>;
+  membership?(): Membership;
 }
 
 export interface QuorumControllerOptions {
@@ -58,6 +67,8 @@ export interface QuorumControllerOptions {
   readonly reactivateDelayMs?: number;
   /** Controller listener URL of each voter, for leader hints in NOT_CONTROLLER answers. */
   readonly endpoints?: ReadonlyMap<number, string>;
+  /** Pause before retrying a refused observer change (see observer-membership.ts). */
+  readonly observerRetryDelayMs?: number;
 }
 
 type AnyCommand = (ctx: CommandContext) => CommandResult<unknown>;
@@ -91,9 +102,11 @@ export class QuorumController {
    */
   private unknownOutcomeTerm = -1;
   private reactivateTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly observers: ObserverMembership | undefined;
 
   constructor(private readonly opts: QuorumControllerOptions) {
     this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(opts.metadata.image));
+    this.observers = observerMembership(opts);
     opts.quorum.on('roleChange', (change) => this.onRoleChange(change.role, change.term));
     const s = opts.quorum.status();
     if (s.role === 'leader') this.onRoleChange('leader', s.term);
@@ -158,6 +171,7 @@ export class QuorumController {
     this.opts.logger.info({ term, metadataOffset: image.offset }, 'became the active controller');
     this.fenceTimer = setInterval(() => this.checkSessions(), this.opts.fenceCheckIntervalMs ?? 250);
     this.rebalanceTimer = setInterval(() => this.rebalanceLeaders(), this.opts.leaderRebalanceIntervalMs ?? 30_000);
+    this.observers?.start();
     if (!image.cluster) {
       this.submit((): CommandResult<null> => ({
         records: [{ type: 'cluster', v: 1, clusterId: this.opts.clusterId, metadataVersion: METADATA_VERSION }],
@@ -170,6 +184,7 @@ export class QuorumController {
     if (this.active) this.opts.logger.info('no longer the active controller');
     this.active = false;
     this.activeTerm = -1;
+    this.observers?.stop();
     if (this.fenceTimer) clearInterval(this.fenceTimer);
     if (this.rebalanceTimer) clearInterval(this.rebalanceTimer);
     this.fenceTimer = undefined;
@@ -282,4 +297,14 @@ export class QuorumController {
     if (this.reactivateTimer) clearTimeout(this.reactivateTimer);
     this.deactivate();
   }
+}
+
+function observerMembership(opts: QuorumControllerOptions): ObserverMembership | undefined {
+  const q = opts.quorum;
+  if (!q.proposeConfChange || !q.membership) return undefined;
+  const quorum = { proposeConfChange: q.proposeConfChange.bind(q), membership: q.membership.bind(q) };
+  return new ObserverMembership({
+    quorum, metadata: opts.metadata, logger: opts.logger.child({ component: 'observers' }),
+    ...(opts.observerRetryDelayMs !== undefined ? { retryDelayMs: opts.observerRetryDelayMs } : {}),
+  });
 }
