@@ -226,6 +226,7 @@ export class QuorumClient {
     if (!conn?.isOpen) return this.searchLeader(op, performance.now() + this.limits.leaderSearchTimeoutMs);
     const deadline = performance.now() + this.limits.leaderSearchTimeoutMs;
     return op(conn).catch((err: unknown) => {
+      this.moveOnSilence(url, err);
       if (!this.retriable(err) || performance.now() > deadline || this.closed) throw err;
       this.follow(url, err as SluiceError);
       return this.searchLeader(op, deadline, err as SluiceError);
@@ -239,6 +240,7 @@ export class QuorumClient {
       try {
         return await op(await this.connection(url));
       } catch (err) {
+        this.moveOnSilence(url, err);
         if (!this.retriable(err) || performance.now() > deadline || this.closed) throw err;
         this.follow(url, err as SluiceError);
         if (!(err as SluiceError).details.leaderEndpoint) await this.backoff(attempt);
@@ -250,6 +252,16 @@ export class QuorumClient {
   private retriable(err: unknown): boolean {
     if (!isSluiceError(err)) return false;
     return err.is(Errors.NOT_CONTROLLER) || err.details.notSent === true;
+  }
+
+  /**
+   * A request that timed out is not retried (it may have taken effect), but
+   * the node that stayed silent — paused, partitioned, overloaded — is not
+   * where the next request should go: move on to the next endpoint, whose
+   * answer (or leader hint) finds the active controller again.
+   */
+  private moveOnSilence(url: string, err: unknown): void {
+    if (isSluiceError(err) && err.is(Errors.REQUEST_TIMED_OUT) && err.details.notSent !== true) this.follow(url, err);
   }
 
   private follow(failedUrl: string, err: SluiceError): void {

@@ -5,8 +5,8 @@
 // as a voter on a combined node, as an observer on a broker-only node — so
 // the same replay path feeds controllers and brokers.
 //
-// start: logs open (recovering torn tails) → replica manager follows the
-// image → listener up → registration. stop (SIGTERM): controlled shutdown
+// start: logs open (recovering torn tails) → listener up → registration →
+// once caught up (running), the replica manager follows the image. stop (SIGTERM): controlled shutdown
 // first (the controller moves this broker's leaderships away while it still
 // serves), then fetchers and waiters stop, the listener closes, and the logs
 // close with their checkpoints written. Startup failures undo what was opened.
@@ -42,7 +42,10 @@ export interface BrokerOptions {
   readonly settings: BrokerSettings;
   readonly metadata: MetadataStateMachine;
   readonly controllerId: () => number;
-  readonly controller: ControllerCall;
+  /** Calls to the active controller for this broker's own business (heartbeats, AlterPartition): short timeouts. */
+  readonly control: ControllerCall;
+  /** Admin requests forwarded for clients (topics, configs, reassignments). */
+  readonly admin: ControllerCall;
   /** Further endpoints to register (e.g. this node's CONTROLLER listener, for observers). */
   readonly extraEndpoints?: readonly Endpoint[];
   readonly rng: Rng;
@@ -67,12 +70,12 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const replicas = new ReplicaManager({
     brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: SystemClock, logger: log.child({ component: 'replicas' }),
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
-    alterPartition: (req) => opts.controller<AlterPartitionAnswer>('alterPartition', { ...req, newIsr: [...req.newIsr] }),
+    alterPartition: (req) => opts.control<AlterPartitionAnswer>('alterPartition', { ...req, newIsr: [...req.newIsr] }),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
     fetcher: {},
   });
   const listener = new WsServer(
-    createBrokerApi({ image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.controller }),
+    createBrokerApi({ image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin }),
     log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS,
   );
   let bound;
@@ -83,18 +86,24 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     throw err;
   }
   const url = `ws://${bound.host}:${bound.port}`;
-  replicas.applyImage(opts.metadata.image, null);
-  const unsubscribe = opts.metadata.subscribe((image, changes) => replicas.applyImage(image, changes));
   replicas.start();
   logs.start();
   const lc = new BrokerLifecycle({
     brokerId: opts.nodeId, clusterId: opts.clusterId, rack: s.rack ?? null,
     endpoints: [{ name: BROKER_ENDPOINT, url }, ...(opts.extraEndpoints ?? [])],
-    call: opts.controller, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng,
+    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng,
     logger: log.child({ component: 'lifecycle' }), heartbeatIntervalMs: s.heartbeatIntervalMs,
   });
   ref.lifecycle = lc;
+  // Replicas act on the image only once the controller saw this broker catch
+  // up with the metadata log: a restarted node's own stale image may still
+  // name it leader of partitions that moved on while it was down.
+  let unsubscribe = (): void => undefined;
+  let stopped = false;
   void lc.when('running').then(() => {
+    if (stopped) return;
+    replicas.applyImage(opts.metadata.image, null);
+    unsubscribe = opts.metadata.subscribe((image, changes) => replicas.applyImage(image, changes));
     const n = replicas.deleteStrayLogs(opts.metadata.image);
     if (n > 0) log.info({ deleted: n }, 'deleted logs of partitions no longer assigned here');
   });
@@ -106,6 +115,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     stopping ??= (async () => {
       if (controlled) await lc.shutdown();
       else lc.stop();
+      stopped = true;
       unsubscribe();
       await replicas.stop();
       await listener.close();

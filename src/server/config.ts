@@ -3,8 +3,9 @@
 // Kafka's where the meaning is the same: node.id, process.roles,
 // controller.quorum.voters, log.dirs.
 //
-// Invariants of a ServerConfig: a node with the controller role is one of
-// the quorum's voters; a node with the broker role has a broker listener;
+// Invariants of a ServerConfig: a node is one of the quorum's voters exactly
+// when it has the controller role (a broker-only node follows the metadata
+// log as an observer); a node with the broker role has a broker listener;
 // every limit passed the checks in quorum-config.ts. Errors are SluiceError
 // INVALID_CONFIG with a one-line reason (the CLI turns them into exit 2).
 
@@ -108,8 +109,12 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   if (!(Number.isSafeInteger(flags.nodeId) && flags.nodeId > 0)) throw invalid(`--node-id must be a positive integer, got ${flags.nodeId}`);
   const roles = parseRoles(flags.roles);
   const quorum = parseQuorum(flags.controllerQuorum);
-  if (roles.includes('controller') && !quorum.some((v) => v.id === flags.nodeId)) {
+  const voter = quorum.some((v) => v.id === flags.nodeId);
+  if (roles.includes('controller') && !voter) {
     throw invalid(`node ${flags.nodeId} has the controller role but is not in --controller-quorum`);
+  }
+  if (!roles.includes('controller') && voter) {
+    throw invalid(`node ${flags.nodeId} is a voter in --controller-quorum, so it needs the controller role`);
   }
   if (flags.clusterId !== undefined && !CLUSTER_ID_PATTERN.test(flags.clusterId)) {
     throw invalid('--cluster-id must be 1-64 characters of [A-Za-z0-9_-]');

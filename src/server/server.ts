@@ -28,6 +28,11 @@ import { SystemClock } from '../util/clock.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { DEFAULT_LOG_CONFIG } from '../storage/log-config.js';
 import { startBroker, type Broker } from './broker.js';
+import { syncObserverPeers } from './observer-peers.js';
+import { METADATA_ENDPOINT } from '../raft-node/observers.js';
+
+/** Request timeout of a broker's heartbeats and AlterPartition calls (well under broker.session.timeout.ms). */
+const CONTROL_REQUEST_TIMEOUT_MS = 2_000;
 import { deriveClusterId, type ServerConfig } from './config.js';
 import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js';
 
@@ -51,8 +56,11 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const unlock = lockDataDir(cfg.dataDir, log);
   const seed = randomInt(0, 2 ** 31);
   const rng = new SeededRng(seed);
-  log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed }, 'starting node');
+  const voters = cfg.quorum.map((v) => v.id);
+  const isVoter = voters.includes(cfg.nodeId);
+  log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
 
+  // A broker-only node dials the voters too: it follows the metadata log as an observer.
   const peers = new Map(cfg.quorum.filter((v) => v.id !== cfg.nodeId).map((v) => [v.id, v.url] as const));
   const transport = new RaftTransport({
     nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
@@ -64,7 +72,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   try {
     await transport.listen();
     node = RaftNode.start({
-      id: cfg.nodeId, voters: cfg.quorum.map((v) => v.id), raftDir: dir.raftDir, stateMachine: sm, transport,
+      id: cfg.nodeId, voters, raftDir: dir.raftDir, stateMachine: sm, transport,
       limits: cfg.nodeLimits, rng: rng.fork(), logger: log.child({ component: 'raft-node' }),
       endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
@@ -75,34 +83,54 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   }
   let controller: QuorumController | undefined;
   let controllerApi: ControllerCallHandler | undefined;
-  if (metadata) {
+  if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
       quorum: node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = createControllerApi(controller);
+  } else if (metadata) {
+    // A broker-only node: controller calls that reach it are sent on to the active controller by the hint.
+    controllerApi = () => Promise.reject(node.notController('this node runs no controller'));
   }
   transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
+  const unsyncPeers = metadata && isVoter
+    ? syncObserverPeers({ metadata, transport, nodeId: cfg.nodeId, voters, logger: log.child({ component: 'observer-peers' }) })
+    : undefined;
   const failed = new Promise<Error>((resolve) => node.once('fatal', resolve));
+  const clients: QuorumClient[] = [];
+  const quorumClient = (requestTimeoutMs?: number): QuorumClient => {
+    const c = new QuorumClient({
+      endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(),
+      logger: log.child({ component: 'quorum-client' }), ...(requestTimeoutMs ? { limits: { requestTimeoutMs } } : {}),
+    });
+    clients.push(c);
+    return c;
+  };
+  const closeDown = async (opts: { transferLeadership?: boolean }): Promise<void> => {
+    for (const c of clients) c.close();
+    unsyncPeers?.();
+    controller?.stop();
+    await node.stop(opts).finally(unlock);
+  };
   let broker: Broker | undefined;
-  let quorumClient: QuorumClient | undefined;
   if (cfg.broker && metadata) {
-    const qc = new QuorumClient({ endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(), logger: log.child({ component: 'quorum-client' }) });
-    quorumClient = qc;
+    // Heartbeats and AlterPartition must not wait long on a silent controller:
+    // well within the session timeout they give up and try the next one.
+    const control = quorumClient(CONTROL_REQUEST_TIMEOUT_MS);
+    const admin = quorumClient();
     try {
       broker = await startBroker({
         nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
         settings: { listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: DEFAULT_LOG_CONFIG },
         controllerId: () => node.status().leader,
-        controller: (api, body) => qc.controller(api, body),
-        extraEndpoints: [{ name: 'CONTROLLER', url: cfg.controllerListen.url }],
+        control: (api, body) => control.controller(api, body),
+        admin: (api, body) => admin.controller(api, body),
+        extraEndpoints: [{ name: METADATA_ENDPOINT, url: cfg.controllerListen.url }],
         logger: log.child({ component: 'broker' }),
       });
     } catch (err) {
-      qc.close();
-      controller?.stop();
-      await node.stop({});
-      unlock();
+      await closeDown({});
       throw err;
     }
   }
@@ -112,9 +140,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
       try {
         await broker?.stop({ controlled: opts.transferLeadership !== false });
       } finally {
-        quorumClient?.close();
-        controller?.stop();
-        await node.stop(opts).finally(unlock);
+        await closeDown(opts);
       }
     })();
     return stopping;

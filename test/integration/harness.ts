@@ -150,6 +150,8 @@ export interface ClusterOptions {
   readonly logLevel?: string;
   /** Combined nodes (--roles broker,controller, each with a broker listener); default controller only. */
   readonly brokers?: boolean;
+  /** Broker-only nodes (metadata observers) after the voters, with ids size+1, size+2, ... */
+  readonly brokerOnly?: number;
 }
 
 /** N controller (or combined) processes on loopback, each with its own temp data dir. */
@@ -160,9 +162,11 @@ export class ProcessCluster {
   private constructor(readonly root: string, readonly quorum: string) {}
 
   static async create(opts: ClusterOptions): Promise<ProcessCluster> {
-    const all = await freePorts(opts.brokers ? 2 * opts.size : opts.size);
+    const extra = opts.brokerOnly ?? 0;
+    const all = await freePorts((opts.brokers ? 2 * opts.size : opts.size) + 2 * extra);
     const ports = all.slice(0, opts.size);
-    const brokerPorts = opts.brokers ? all.slice(opts.size) : [];
+    const brokerPorts = opts.brokers ? all.slice(opts.size, 2 * opts.size) : [];
+    const observerPorts = all.slice(all.length - 2 * extra);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
     const cluster = new ProcessCluster(root, quorum);
@@ -176,6 +180,15 @@ export class ProcessCluster {
         '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(opts.extraArgs ?? []),
       ], brokerPort));
     });
+    for (let i = 0; i < extra; i++) {
+      const id = opts.size + i + 1;
+      const [port, brokerPort] = [observerPorts[2 * i]!, observerPorts[2 * i + 1]!];
+      const dataDir = path.join(root, `node-${id}`);
+      cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
+        '--node-id', String(id), '--roles', 'broker', '--listen', `ws://127.0.0.1:${brokerPort}`, '--controller-listen', `ws://127.0.0.1:${port}`,
+        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(opts.extraArgs ?? []),
+      ], brokerPort));
+    }
     return cluster;
   }
 

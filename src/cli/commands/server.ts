@@ -19,7 +19,7 @@ function builder(y: Argv): Argv<ServerFlags> {
     .usage('$0 server --node-id N --roles broker,controller --listen ws://HOST:PORT --controller-listen ws://HOST:PORT --controller-quorum ID@HOST:PORT,... --data-dir DIR')
     .option('node-id', { type: 'number', demandOption: true, describe: 'this node\'s id (node.id)' })
     .option('roles', { type: 'string', demandOption: true, describe: 'process.roles: broker, controller or broker,controller' })
-    .option('controller-listen', { type: 'string', demandOption: true, describe: 'controller listener, ws://host:port' })
+    .option('controller-listen', { type: 'string', demandOption: true, describe: 'controller listener, ws://host:port (on a broker-only node: where it follows the metadata log)' })
     .option('controller-quorum', { type: 'string', demandOption: true, describe: 'controller.quorum.voters: id@host:port,...' })
     .option('data-dir', { type: 'string', demandOption: true, describe: 'data directory (log.dirs)' })
     .option('listen', { type: 'string', describe: 'broker listener for clients and follower fetches, ws://host:port (broker role)' })
@@ -74,9 +74,6 @@ async function runUntilStopped(server: Server, logger: Logger): Promise<number> 
 
 async function handler(args: Args): Promise<void> {
   const cfg = parseConfig(args);
-  if (!cfg.roles.includes('controller')) {
-    usageExit('broker-only nodes (metadata observers) are not available yet; run with --roles broker,controller');
-  }
   const logger = createLogger({ level: cfg.logLevel });
   let server: Server;
   try {
