@@ -13,6 +13,7 @@ const SCENARIOS: Record<string, { file: string; what: string }> = {
   'raft-disk': { file: 'raft-disk.bench.js', what: 'Raft log appends with one fsync per batch' },
   raft: { file: 'raft.bench.js', what: '3 voter processes: commit rate, latency, re-election after SIGKILL' },
   controller: { file: 'controller.bench.js', what: '3 controller processes: failover to CreateTopics, 10,000 partitions, fencing' },
+  produce: { file: 'produce.bench.js', what: '1 producer, 100-byte records, 3 combined nodes: RF=3 acks=all (with and without fsync), RF=1 acks=1' },
 };
 
 const args = process.argv.slice(2);
