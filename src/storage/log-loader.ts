@@ -70,7 +70,8 @@ export function loadLog(p: LoadParams): LoadedLog {
   const hadCleanShutdown = fs.existsSync(marker);
   const { cache, rebuild } = loadEpochCache(p);
   const state = { recovered: [] as LogSegment[], truncatedBytes: 0 };
-  const segments = openSegments(p, listSegmentBases(p.dir), hadCleanShutdown, cache, rebuild, state);
+  const bases = listSegmentBases(p.dir);
+  const segments = openSegments(p, bases, hadCleanShutdown, cache, rebuild, state);
 
   const logStartOffset = Math.max(p.logStartOffset, segments[0]?.baseOffset ?? 0);
   let logEndOffset = segments[segments.length - 1]?.nextOffset ?? logStartOffset;
@@ -85,7 +86,10 @@ export function loadLog(p: LoadParams): LoadedLog {
   }
   cache.truncateFromEnd(logEndOffset);
   cache.truncateFromStart(logStartOffset);
-  cache.checkpoint(rebuild);
+  // A brand-new log has no epochs to record: writing an empty checkpoint
+  // (two fsyncs and a rename) per new replica is what made creating many
+  // partitions slow. A rebuilt cache of an existing log is written.
+  cache.checkpoint(rebuild && (bases.length > 0 || fs.existsSync(path.join(p.dir, LEADER_EPOCH_CHECKPOINT_FILE))));
   for (const s of state.recovered) s.persistIndexes();
   if (hadCleanShutdown) {
     fs.unlinkSync(marker);

@@ -95,6 +95,7 @@ export class LogManager {
   private readonly topicConfig: (topic: string) => Partial<LogConfig>;
   private timers: ReturnType<typeof setInterval>[] = [];
   private deletions = 0;
+  private checkpointScheduled: Promise<void> | undefined;
   private closed = false;
 
   private constructor(opts: LogManagerOptions) {
@@ -148,7 +149,7 @@ export class LogManager {
     }
   }
 
-  private openLog(tp: TopicPartition, offsets: { recoveryPoint: number; logStartOffset: number; highWatermark: number }): PartitionLog {
+  private openLog(tp: TopicPartition, offsets: { recoveryPoint: number; logStartOffset: number; highWatermark: number }, newDirectory = false): PartitionLog {
     const name = partitionDirName(tp.topic, tp.partition);
     const log = PartitionLog.open({
       dir: path.join(this.dataDir, name),
@@ -156,6 +157,7 @@ export class LogManager {
       clock: this.clock,
       logger: this.logger.child({ topic: tp.topic, partition: tp.partition }),
       ...offsets,
+      newDirectory,
     });
     this.logs.set(name, { ...tp, log });
     return log;
@@ -186,15 +188,15 @@ export class LogManager {
     if (!Number.isInteger(partition) || partition < 0 || !PARTITION_PATTERN.test(String(partition))) {
       throw new SluiceError(Errors.INVALID_PARTITIONS, `bad partition ${partition}`, { topic, partition });
     }
-    const log = this.openLog({ topic, partition }, { recoveryPoint: 0, logStartOffset: 0, highWatermark: 0 });
-    fsyncDir(this.dataDir);
-    return log;
+    // The new directory's entry reaches the disk with the log's first flush (PartitionLog newDirectory).
+    return this.openLog({ topic, partition }, { recoveryPoint: 0, logStartOffset: 0, highWatermark: 0 }, true);
   }
 
   /**
    * Closes and removes the log's directory (rename first, so a crash midway
-   * leaves a `-delete` directory that the next start finishes off), then
-   * rewrites the checkpoints without it. Returns whether the log existed.
+   * leaves a `-delete` directory that the next start finishes off); the
+   * checkpoints are rewritten without it after this event-loop turn (see
+   * whenCheckpointed). Returns whether the log existed.
    */
   deleteLog(topic: string, partition: number): boolean {
     this.ensureOpen();
@@ -207,8 +209,29 @@ export class LogManager {
     fs.renameSync(path.join(this.dataDir, name), doomed);
     fsyncDir(this.dataDir);
     fs.rmSync(doomed, { recursive: true, force: true });
-    this.checkpointAll();
+    this.checkpointSoon();
     return true;
+  }
+
+  /**
+   * Rewrites the checkpoints once after this event-loop turn: deleting a
+   * topic's thousands of logs then costs one rewrite, not one per log.
+   */
+  private checkpointSoon(): void {
+    this.checkpointScheduled ??= new Promise<void>((resolve) => setImmediate(() => {
+      this.checkpointScheduled = undefined;
+      try {
+        if (!this.closed) this.checkpointAll();
+      } catch (err) {
+        this.logger.error({ err: String(err) }, 'checkpoint after log deletion failed');
+      }
+      resolve();
+    }));
+  }
+
+  /** Resolves once checkpoints scheduled by deletions are written (tests). */
+  whenCheckpointed(): Promise<void> {
+    return this.checkpointScheduled ?? Promise.resolve();
   }
 
   /** Sets a topic's overrides (replacing earlier ones) and applies them to its open logs. */

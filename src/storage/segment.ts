@@ -109,10 +109,11 @@ export class LogSegment {
   /** A new, empty segment; existing files of the same name are replaced. */
   static create(dir: string, baseOffset: number, config: Readonly<LogConfig>): LogSegment {
     const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'w+');
-    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
-    seg.offsetIndex.persist(false);
-    seg.timeIndex.persist(false);
-    return seg;
+    // The index files appear with their first persist (a roll, a flush, a
+    // close): an empty segment needs none, and a missing index is rebuilt
+    // from the log on recovery. Creating thousands of replicas is then one
+    // file each, not three.
+    return new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
   }
 
   /**

@@ -106,11 +106,14 @@ describe('PartitionLog', () => {
       const log = open({ segmentBytes: 3 * S });
       const batches = appendMany(log, 10);
       expect(log.segmentInfos().map((s) => s.baseOffset)).to.deep.equal([0, 3, 6, 9]);
-      for (const base of ['00000000000000000000', '00000000000000000003', '00000000000000000006', '00000000000000000009']) {
-        for (const suffix of ['.log', '.index', '.timeindex']) expect(fs.existsSync(path.join(dir, base + suffix)), base + suffix).to.equal(true);
-      }
+      const bases = ['00000000000000000000', '00000000000000000003', '00000000000000000006', '00000000000000000009'];
+      const present = (base: string, suffix: string) => fs.existsSync(path.join(dir, base + suffix));
+      // Rolled segments have their indexes on disk; the active one gets them at its first persist (here: close).
+      for (const base of bases.slice(0, 3)) for (const suffix of ['.log', '.index', '.timeindex']) expect(present(base, suffix), base + suffix).to.equal(true);
+      expect(present(bases[3]!, '.log')).to.equal(true);
       expect(readAllBytes(log, 1).equals(Buffer.concat(batches))).to.equal(true);
       log.close();
+      for (const suffix of ['.index', '.timeindex']) expect(present(bases[3]!, suffix), bases[3] + suffix).to.equal(true);
     });
 
     it('rolls on segment.ms measured by the injected clock', () => {
