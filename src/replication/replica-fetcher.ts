@@ -11,12 +11,14 @@
 // follower batches, and takes the leader's high watermark (capped at its LEO).
 // In fsync durability mode it fsyncs the logs appended by one response before
 // sending the next fetch, whose offsets tell the leader what it holds.
+// A failure on one partition's log backs off that partition alone.
 //
 // Errors: link failures back off and reconnect; OFFSET_OUT_OF_RANGE below the
 // leader's log start restarts the log there, above its end truncates again;
 // epoch errors back off until the image brings the new leader epoch.
 
 import { WebSocket } from 'ws';
+import { AssertionError } from '../util/assert.js';
 import { Errors } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { ApiKey } from '../protocol/api-keys.js';
@@ -194,24 +196,54 @@ export class ReplicaFetcher {
           s.delayUntilMs = performance.now() + this.backoffMs;
           continue;
         }
-        const log = s.p.log;
-        const askedEpoch = asked.get(s.p.key)!;
-        const decision = truncationAfterEpochQuery(
-          { logEndOffset: log.logEndOffset, highWatermark: log.highWatermark, endOffsetForEpoch: (e) => log.endOffsetForEpoch(e) },
-          askedEpoch, a,
-        );
-        const before = log.logEndOffset;
-        log.truncateTo(decision.truncateTo);
-        if (log.logEndOffset < before) {
-          this.opts.logger.info({ topic: s.p.topic, partition: s.p.index, from: before, to: log.logEndOffset, leaderEpoch: s.leaderEpoch }, 'truncated divergent log tail');
-        }
-        if (decision.done) s.state = 'fetching';
+        this.isolated(s, 'truncation', () => this.applyEpochAnswer(s, asked.get(s.p.key)!, a));
       }
     }
     if (res.errorCode) throw new Error(`OffsetForLeaderEpoch failed with error ${res.errorCode}`);
   }
 
-  private async fetch(link: ClientLink, states: FetchState[]): Promise<void> {
+  private applyEpochAnswer(s: FetchState, askedEpoch: number, a: EpochEndOffsetResponse): void {
+    const log = s.p.log;
+    const decision = truncationAfterEpochQuery(
+      { logEndOffset: log.logEndOffset, highWatermark: log.highWatermark, endOffsetForEpoch: (e) => log.endOffsetForEpoch(e) },
+      askedEpoch, a,
+    );
+    const before = log.logEndOffset;
+    log.truncateTo(decision.truncateTo);
+    if (log.logEndOffset < before) {
+      this.opts.logger.info({ topic: s.p.topic, partition: s.p.index, from: before, to: log.logEndOffset, leaderEpoch: s.leaderEpoch }, 'truncated divergent log tail');
+    }
+    if (decision.done) s.state = 'fetching';
+  }
+
+  /**
+   * Runs one partition's step. A failure there (a storage error on its log,
+   * say) backs off that partition only: thrown out of the round, it would
+   * skip every partition after it in the response, on every round, and
+   * starve them. Broken invariants still propagate.
+   */
+  private isolated(s: FetchState, what: string, step: () => void): boolean {
+    try {
+      step();
+      return true;
+    } catch (err) {
+      if (err instanceof AssertionError) throw err;
+      this.opts.logger.warn({ topic: s.p.topic, partition: s.p.index, err: (err as Error).message }, `${what} failed; backing off this partition`);
+      s.delayUntilMs = performance.now() + this.backoffMs;
+      return false;
+    }
+  }
+
+  private async fetch(link: ClientLink, ready: FetchState[]): Promise<void> {
+    // In fsync mode a fetch offset tells the leader what this replica holds
+    // durably, so a log reports its LEO only once flushed up to it (this is
+    // the flush of what the previous response appended); a log that fails to
+    // flush sits out, rather than reporting what is not on disk.
+    const states = this.opts.durability !== 'fsync' ? ready
+      : ready.filter((s) => this.isolated(s, 'flush', () => {
+        if (s.p.log.recoveryPoint < s.p.log.logEndOffset) s.p.log.flush();
+      }));
+    if (states.length === 0) return;
     const sent = new Map(states.map((s) => [s.p.key, s]));
     const body = {
       replicaId: this.opts.brokerId,
@@ -226,18 +258,16 @@ export class ReplicaFetcher {
     };
     const res = await link.request<FetchResponse>(ApiKey.Fetch, 0, body, this.maxWaitMs + (this.opts.requestTimeoutMs ?? 10_000));
     if (res.errorCode) throw new Error(`fetch failed with error ${res.errorCode}`);
-    const appended: Partition[] = [];
     for (const t of res.topics ?? []) {
       for (const r of t.partitions) {
         const s = this.current(t.name, r.partition, sent);
-        if (s && this.applyFetched(s, r)) appended.push(s.p);
+        if (s) this.isolated(s, 'applying fetched data', () => this.applyFetched(s, r));
       }
     }
-    if (this.opts.durability === 'fsync') for (const p of appended) p.log.flush();
   }
 
-  /** Applies one partition's fetch answer; true if it appended. */
-  private applyFetched(s: FetchState, r: FetchPartitionResponse): boolean {
+  /** Applies one partition's fetch answer. */
+  private applyFetched(s: FetchState, r: FetchPartitionResponse): void {
     const log = s.p.log;
     if (r.errorCode === Errors.OFFSET_OUT_OF_RANGE.code) {
       if (log.logEndOffset < r.logStartOffset) {
@@ -246,25 +276,20 @@ export class ReplicaFetcher {
       } else {
         s.state = 'truncating';
       }
-      return false;
+      return;
     }
     if (r.errorCode !== 0) {
       s.delayUntilMs = performance.now() + this.backoffMs;
-      return false;
+      return;
     }
-    let appended = false;
     const records = toBuffer(r.records);
     if (records.length > 0) {
       const from = firstBatchAtOrAfter(records, log.logEndOffset);
       if (from.overlapBase !== null) log.truncateTo(from.overlapBase);
       const tail = records.subarray(from.position);
-      if (tail.length > 0) {
-        log.appendAsFollower(tail);
-        appended = true;
-      }
+      if (tail.length > 0) log.appendAsFollower(tail);
     }
     log.updateHighWatermark(Math.min(r.highWatermark, log.logEndOffset));
-    return appended;
   }
 }
 

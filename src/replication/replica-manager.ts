@@ -32,6 +32,7 @@ import {
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
 } from '../protocol/apis/offsets.js';
 import { Purgatory } from './delayed.js';
+import type { LeaderState } from './rules/leader-state.js';
 import { Partition, partitionKey } from './partition.js';
 import { ReplicaFetcherManager, type FetcherOptions } from './replica-fetcher.js';
 
@@ -70,6 +71,10 @@ export interface ReplicaManagerOptions {
 
 type PartitionError = { errorCode: number; errorMessage: string | null };
 
+/** Image work per event-loop turn: about this long, and at least this many partitions. */
+const APPLY_SLICE_MS = 20;
+const APPLY_SLICE_ITEMS_MIN = 16;
+
 function failure(error: ErrorInfo, message?: string): PartitionError {
   return { errorCode: error.code, errorMessage: message ? `${error.name}: ${message}` : error.message };
 }
@@ -90,8 +95,21 @@ export class ReplicaManager {
   private flushScheduled = false;
   private image: MetadataImage | null = null;
   private isrTimer: ReturnType<typeof setInterval> | undefined;
+  /**
+   * The AlterPartition call each leader has in flight. Only that call's answer
+   * may clear the pending change: an image can clear it first and a newer
+   * call go out, and a late answer to the older one must not release that.
+   */
+  private readonly isrCallInFlight = new WeakMap<LeaderState, AlterPartitionCall>();
   private stopped = false;
   private readonly log: Logger;
+  /** Partitions (topic id, index) that images changed and applyPartition has not handled yet. */
+  private readonly queue: Array<{ topicId: string; index: number; name: string }> = [];
+  private queueHead = 0;
+  private readonly queued = new Set<string>();
+  private drainScheduled = false;
+  /** The topic id whose config each topic's logs were given. */
+  private readonly configuredTopics = new Map<string, string>();
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     this.log = opts.logger;
@@ -128,15 +146,26 @@ export class ReplicaManager {
 
   // ---- metadata image --------------------------------------------------------
 
-  /** Applies a new metadata image: become leader/follower, stop and delete replicas. */
+  /**
+   * Applies a new metadata image: become leader/follower, stop and delete
+   * replicas. The partitions it touches are queued and handled in slices of
+   * about APPLY_SLICE_MS (at least APPLY_SLICE_ITEMS_MIN each), yielding to
+   * the event loop in between: creating or deleting thousands of logs at
+   * once would otherwise stall Raft and the heartbeats of this node for
+   * seconds. Each queued partition is handled against the latest image, so a
+   * partition changed twice while queued is handled once, in its latest state.
+   */
   applyImage(image: MetadataImage, changes: MetadataChanges | null): void {
     if (this.stopped) return;
     this.image = image;
+    const me = this.opts.brokerId;
     if (changes) {
-      for (const [topicId, last] of changes.removedTopics) this.removeTopic(last.name, topicId);
+      for (const [topicId] of changes.removedTopics) {
+        for (const p of this.partitions.values()) if (p.topicId === topicId) this.enqueue(p.topicId, p.index, p.topic);
+      }
       for (const topicId of changes.topics) {
         const t = image.topicsById.get(topicId);
-        if (t) this.applyTopic(image, t);
+        if (t) for (const index of t.partitions.keys()) this.enqueue(topicId, index, t.name);
       }
       for (const key of changes.configs) {
         if (key.startsWith('topic:')) this.applyTopicConfig(image, key.slice('topic:'.length));
@@ -144,12 +173,67 @@ export class ReplicaManager {
       }
       if (changes.brokers.size > 0) this.fetchers.refreshEndpoints(image);
     } else {
-      for (const t of image.topicsByName.values()) this.applyTopic(image, t);
-      for (const p of [...this.partitions.values()]) {
-        if (image.topicsById.get(p.topicId)?.partitions.get(p.index)?.replicas.includes(this.opts.brokerId) !== true) this.removeReplica(p);
+      // No changes to go by (start, snapshot restore): look at everything, configs included.
+      for (const t of image.topicsByName.values()) {
+        this.applyTopicConfig(image, t.name);
+        for (const index of t.partitions.keys()) this.enqueue(t.topicId, index, t.name);
+      }
+      for (const p of this.partitions.values()) {
+        if (image.topicsById.get(p.topicId)?.partitions.get(p.index)?.replicas.includes(me) !== true) this.enqueue(p.topicId, p.index, p.topic);
       }
       this.fetchers.refreshEndpoints(image);
     }
+    this.drainQueue();
+  }
+
+  /** Partitions queued by images and not handled yet (0 once caught up). */
+  get pendingImageWork(): number {
+    return this.queued.size;
+  }
+
+  private enqueue(topicId: string, index: number, name: string): void {
+    const key = `${topicId}:${index}`;
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    this.queue.push({ topicId, index, name });
+  }
+
+  private drainQueue(): void {
+    this.drainScheduled = false;
+    const deadline = performance.now() + APPLY_SLICE_MS;
+    let handled = 0;
+    while (this.queueHead < this.queue.length && !this.stopped && (handled < APPLY_SLICE_ITEMS_MIN || performance.now() < deadline)) {
+      const item = this.queue[this.queueHead++]!;
+      this.queued.delete(`${item.topicId}:${item.index}`);
+      this.applyPartition(item.topicId, item.index, item.name);
+      handled++;
+    }
+    if (this.queueHead >= this.queue.length) {
+      this.queue.length = 0;
+      this.queueHead = 0;
+    } else if (!this.drainScheduled && !this.stopped) {
+      this.drainScheduled = true;
+      setImmediate(() => this.drainQueue());
+    }
+  }
+
+  /** Brings one partition in line with the latest image. */
+  private applyPartition(topicId: string, index: number, name: string): void {
+    const image = this.image!;
+    const t = image.topicsById.get(topicId);
+    const reg = t?.partitions.get(index);
+    if (!t || !reg || !reg.replicas.includes(this.opts.brokerId)) {
+      const hosted = this.partitions.get(partitionKey(name, index));
+      if (hosted && hosted.topicId === topicId) this.removeReplica(hosted);
+      return;
+    }
+    let p = this.partitions.get(partitionKey(t.name, index));
+    if (p && p.topicId !== topicId) {
+      this.removeReplica(p); // the topic was deleted and created again under the same name
+      p = undefined;
+    }
+    if (!p) p = this.createPartition(image, t, index);
+    this.applyRegistration(p, reg);
   }
 
   /**
@@ -169,25 +253,12 @@ export class ReplicaManager {
     return n;
   }
 
-  private applyTopic(image: MetadataImage, t: TopicImage): void {
-    for (const [index, reg] of t.partitions) {
-      const key = partitionKey(t.name, index);
-      let p = this.partitions.get(key);
-      if (p && p.topicId !== t.topicId) {
-        this.removeReplica(p);
-        p = undefined;
-      }
-      if (!reg.replicas.includes(this.opts.brokerId)) {
-        if (p) this.removeReplica(p);
-        continue;
-      }
-      if (!p) p = this.createPartition(image, t, index);
-      this.applyRegistration(p, reg);
-    }
-  }
-
   private createPartition(image: MetadataImage, t: TopicImage, index: number): Partition {
-    this.opts.logs.updateTopicConfig(t.name, this.topicLogConfig(image, t.name));
+    // Once per topic id (not per partition: that re-applied the config to every open log of the topic each time).
+    if (this.configuredTopics.get(t.name) !== t.topicId) {
+      this.opts.logs.updateTopicConfig(t.name, this.topicLogConfig(image, t.name));
+      this.configuredTopics.set(t.name, t.topicId);
+    }
     const log = this.opts.logs.getOrCreateLog(t.name, index);
     const p = new Partition(t.name, index, t.topicId, log, this.opts.brokerId);
     this.partitions.set(p.key, p);
@@ -228,10 +299,6 @@ export class ReplicaManager {
     if (reg.leader >= 0 && this.image) this.fetchers.addPartition(p, reg.leader, reg.leaderEpoch, this.image);
     else this.fetchers.removePartition(p);
     this.log.info({ topic: p.topic, partition: p.index, leader: reg.leader, leaderEpoch: reg.leaderEpoch, wasLeader }, 'became follower');
-  }
-
-  private removeTopic(name: string, topicId: string): void {
-    for (const p of [...this.partitions.values()]) if (p.topic === name && p.topicId === topicId) this.removeReplica(p);
   }
 
   private removeReplica(p: Partition): void {
@@ -512,8 +579,9 @@ export class ReplicaManager {
       brokerId: this.opts.brokerId, brokerEpoch: this.opts.brokerEpoch(), topicId: p.topicId, partition: p.index,
       leaderEpoch: p.leaderEpoch, partitionEpoch: sentEpoch, newIsr: change.newIsr,
     };
+    this.isrCallInFlight.set(leader, call);
     const settle = (why: string | null): void => {
-      if (p.leader !== leader || !leader.hasPendingIsrChange) return;
+      if (p.leader !== leader || this.isrCallInFlight.get(leader) !== call || !leader.hasPendingIsrChange) return;
       if (why) this.log.warn({ topic: p.topic, partition: p.index, why }, 'ISR change not accepted');
       leader.clearPendingIsrChange();
     };

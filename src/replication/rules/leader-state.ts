@@ -19,8 +19,16 @@ import { assert } from '../../util/assert.js';
 
 export type BrokerId = number;
 
+/**
+ * A follower's LEO before its first fetch to this leader. Not 0: with an
+ * empty log (HW 0) a replica that never fetched — possibly down — would look
+ * caught up and be added to the ISR, holding HW back until shrunk again
+ * (Kafka also starts from an unknown offset).
+ */
+const UNKNOWN_LEO = -1;
+
 export interface FollowerProgress {
-  /** The follower's log end offset as of its last fetch. */
+  /** The follower's log end offset as of its last fetch (UNKNOWN_LEO before one). */
   leo: number;
   /** Last time its fetch reached the leader's LEO (or the LEO of its previous fetch). */
   lastCaughtUpMs: number;
@@ -63,8 +71,9 @@ export class LeaderState {
     for (const r of replicas) {
       if (r === localId) continue;
       // A new leader does not know followers' LEOs; assume in sync until the
-      // lag time passes (Kafka does the same), and unknown LEO = 0.
-      this.followers.set(r, { leo: 0, lastCaughtUpMs: isr.includes(r) ? now : 0, lastFetchMs: 0, leaderLeoAtLastFetch: 0 });
+      // lag time passes (Kafka does the same), and the LEO unknown until the
+      // first fetch.
+      this.followers.set(r, { leo: UNKNOWN_LEO, lastCaughtUpMs: isr.includes(r) ? now : 0, lastFetchMs: 0, leaderLeoAtLastFetch: 0 });
     }
   }
 
@@ -174,7 +183,7 @@ export class LeaderState {
     this.pendingIsr = null;
     for (const r of replicas) {
       if (r !== this.localId && !this.followers.has(r)) {
-        this.followers.set(r, { leo: 0, lastCaughtUpMs: 0, lastFetchMs: 0, leaderLeoAtLastFetch: 0 });
+        this.followers.set(r, { leo: UNKNOWN_LEO, lastCaughtUpMs: 0, lastFetchMs: 0, leaderLeoAtLastFetch: 0 });
       }
     }
     for (const r of [...this.followers.keys()]) if (!replicas.includes(r)) this.followers.delete(r);
