@@ -1,6 +1,7 @@
 // Controller benchmark: three `sluice server --roles controller` processes on
 // loopback (real fsync), with three brokers played through the controller API
-// (registration plus a heartbeat loop) until the broker role exists.
+// (registration plus a heartbeat loop) for measures 1-3, so they time the
+// controller alone; measure 4 uses real broker processes.
 //
 //   1. failover   — SIGKILL the active controller; time until a new controller
 //                   has committed a CreateTopics (median/p99 over `kills`
@@ -9,11 +10,15 @@
 //                   `partitionsPerTopic`, `topicsPerRequest` topics per call;
 //   3. fencing    — stop one broker's heartbeats; time until every partition
 //                   it led has another leader (session timeout included, and
-//                   reported apart).
+//                   reported apart);
+//   4. broker kill — a second cluster of three combined nodes (real brokers
+//                   hosting the logs): create `brokerKillPartitions` (RF 3),
+//                   SIGKILL a broker that is not the active controller, time
+//                   until every partition it led has a new leader.
 // Measures and reports; asserts nothing. Bounded in count and time; every
 // process is killed at the end.
 //
-// Run: node dist/bench/controller.bench.js [--kills N] [--partitions N] [--json]
+// Run: node dist/bench/controller.bench.js [--kills N] [--partitions N] [--broker-kill-partitions N] [--json]
 
 import { argValue, isMain } from './cli-args.js';
 import { ProcessCluster, waitFor } from '../test/integration/harness.js';
@@ -26,6 +31,7 @@ export interface ControllerBenchOptions {
   readonly partitionsPerTopic: number;
   readonly topicsPerRequest: number;
   readonly sessionTimeoutMs: number;
+  readonly brokerKillPartitions: number;
   readonly waitTimeoutMs: number;
   readonly log: (line: string) => void;
 }
@@ -36,7 +42,8 @@ export const DEFAULT_CONTROLLER_BENCH: ControllerBenchOptions = {
   partitionsPerTopic: 100,
   topicsPerRequest: 10,
   sessionTimeoutMs: 9_000,
-  waitTimeoutMs: 60_000,
+  brokerKillPartitions: 10_000,
+  waitTimeoutMs: 120_000,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
@@ -44,6 +51,7 @@ export interface ControllerBenchResult {
   readonly failover: { kills: number; medianMs: number; p99Ms: number; maxMs: number; samplesMs: number[] };
   readonly partitions: { count: number; seconds: number; perSecond: number };
   readonly fencing: { partitionsMoved: number; sessionTimeoutMs: number; fromLastHeartbeatMs: number; afterSessionExpiryMs: number };
+  readonly brokerKill: { partitions: number; createSeconds: number; partitionsMoved: number; sessionTimeoutMs: number; fromKillMs: number; afterSessionExpiryMs: number };
   readonly targets: { failoverP99Ms: number; failoverOk: boolean };
 }
 
@@ -156,10 +164,51 @@ export async function runControllerBench(opts: Partial<ControllerBenchOptions> =
       o.log(`  ${partitions.count} partitions in ${partitions.seconds} s`);
       o.log('fencing: one broker stops heartbeating');
       const fencing = await measureFencing(client, brokers, beats.lastBeat, o);
-      return { failover, partitions, fencing, targets: { failoverP99Ms: 1500, failoverOk: failover.p99Ms <= 1500 } };
+      await beats.stop();
+      await cluster.cleanup();
+      o.log(`broker kill: ${o.brokerKillPartitions} partitions (RF 3) on three combined nodes, SIGKILL of one broker`);
+      const brokerKill = await measureBrokerKill(o);
+      return { failover, partitions, fencing, brokerKill, targets: { failoverP99Ms: 1500, failoverOk: failover.p99Ms <= 1500 } };
     } finally {
       await beats.stop();
     }
+  } finally {
+    await cluster.cleanup();
+  }
+}
+
+async function measureBrokerKill(o: ControllerBenchOptions): Promise<ControllerBenchResult['brokerKill']> {
+  const cluster = await ProcessCluster.create({ size: 3, brokers: true, logLevel: 'warn' });
+  try {
+    cluster.startAll();
+    const client = cluster.client();
+    await cluster.waitForLeader(client, { timeoutMs: o.waitTimeoutMs });
+    await waitFor('three unfenced brokers', async () => {
+      const d = await client.controller<ClusterDescription>('describeCluster', {});
+      return d.brokers.length === 3 && d.brokers.every((b) => !b.fenced);
+    }, { timeoutMs: o.waitTimeoutMs, intervalMs: 100 });
+    await client.controller('alterConfigs', { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(o.sessionTimeoutMs) } }] });
+    const created = await measurePartitions(client, { ...o, partitions: o.brokerKillPartitions });
+    o.log(`  ${created.count} partitions in ${created.seconds} s`);
+    const controllerId = (await cluster.waitForLeader(client, { timeoutMs: o.waitTimeoutMs })).id;
+    const victim = cluster.nodes.find((n) => n.id !== controllerId)!;
+    const before = await client.controller<ClusterDescription>('describeCluster', {});
+    const led = before.topics.flatMap((t) => t.partitions.filter((p) => p.leader === victim.id).map((p) => `${t.name}/${p.partition}`));
+    const killedAt = performance.now();
+    await victim.kill('SIGKILL');
+    await waitFor('every partition of the killed broker to have a new leader', async () => {
+      const d = await client.controller<ClusterDescription>('describeCluster', {});
+      const leaders = new Map<string, number>(d.topics.flatMap((t) => t.partitions.map((p): [string, number] => [`${t.name}/${p.partition}`, p.leader])));
+      return led.every((k) => leaders.get(k) !== victim.id && (leaders.get(k) ?? -1) >= 0);
+    }, { timeoutMs: o.waitTimeoutMs, intervalMs: 20 });
+    const fromKill = performance.now() - killedAt;
+    return {
+      partitions: created.count, createSeconds: created.seconds, partitionsMoved: led.length, sessionTimeoutMs: o.sessionTimeoutMs,
+      fromKillMs: Math.round(fromKill), afterSessionExpiryMs: Math.round(fromKill - o.sessionTimeoutMs),
+    };
+  } catch (err) {
+    o.log(cluster.dumpLogs());
+    throw err;
   } finally {
     await cluster.cleanup();
   }
@@ -174,12 +223,18 @@ function report(r: ControllerBenchResult): string {
     `  create partitions      ${r.partitions.count} (RF 3) in ${r.partitions.seconds} s = ${r.partitions.perSecond}/s`,
     `  fencing                ${r.fencing.partitionsMoved} leaderships moved ${r.fencing.fromLastHeartbeatMs} ms after the last heartbeat`
       + ` (session timeout ${r.fencing.sessionTimeoutMs} ms; ${r.fencing.afterSessionExpiryMs} ms after expiry)`,
+    `  SIGKILLed broker        ${r.brokerKill.partitionsMoved} of its leaderships (of ${r.brokerKill.partitions} partitions, created in ${r.brokerKill.createSeconds} s on real brokers)`
+      + ` moved ${r.brokerKill.fromKillMs} ms after the kill (session timeout ${r.brokerKill.sessionTimeoutMs} ms; ${r.brokerKill.afterSessionExpiryMs} ms after expiry)`,
   ].join('\n');
 }
 
 if (isMain(import.meta.url)) {
   const kills = argValue('--kills');
   const partitions = argValue('--partitions');
-  const result = await runControllerBench({ ...(kills !== undefined ? { kills } : {}), ...(partitions !== undefined ? { partitions } : {}) });
+  const brokerKillPartitions = argValue('--broker-kill-partitions');
+  const result = await runControllerBench({
+    ...(kills !== undefined ? { kills } : {}), ...(partitions !== undefined ? { partitions } : {}),
+    ...(brokerKillPartitions !== undefined ? { brokerKillPartitions } : {}),
+  });
   process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${report(result)}\n`);
 }
