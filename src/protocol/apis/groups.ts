@@ -1,0 +1,134 @@
+// Consumer-group APIs (Kafka's shapes, msgpack bodies). The coordinator of a
+// group is the broker leading partition hash(groupId) mod N of the internal
+// topic __consumer_offsets (FindCoordinator says which). Member metadata and
+// assignments are opaque `bin` to the broker: only clients encode them
+// (src/groups/consumer-protocol.ts).
+//
+// FindCoordinator (10)  { key: groupId }
+//                       → { errorCode, errorMessage, nodeId, url }
+// JoinGroup (11)        { groupId, sessionTimeoutMs, rebalanceTimeoutMs, memberId ('' on first join), groupInstanceId|null,
+//                         protocolType, protocols: [{ name, metadata: bin }] }
+//                       → { errorCode, errorMessage, generationId, protocolName, leader, memberId,
+//                           members: [{ memberId, groupInstanceId, metadata: bin }] (the leader only) }
+//                       A first join without a member id gets MEMBER_ID_REQUIRED with the id to rejoin with (KIP-394).
+// SyncGroup (14)        { groupId, generationId, memberId, groupInstanceId, assignments: [{ memberId, assignment: bin }] (leader) }
+//                       → { errorCode, errorMessage, protocolName, assignment: bin }
+// Heartbeat (12)        { groupId, generationId, memberId, groupInstanceId } → { errorCode, errorMessage }
+// LeaveGroup (13)       { groupId, members: [{ memberId, groupInstanceId }] } → { errorCode, errorMessage, members: [{ memberId, errorCode }] }
+// OffsetCommit (8)      { groupId, generationId (-1: a consumer without group membership), memberId, groupInstanceId,
+//                         topics: [{ name, partitions: [{ partition, committedOffset, committedLeaderEpoch, metadata }] }] }
+//                       → { topics: [{ name, partitions: [{ partition, errorCode, errorMessage }] }] }
+// OffsetFetch (9)       { groupId, topics: [{ name, partitions: [int] }] | null (all) }
+//                       → { errorCode, errorMessage, topics: [{ name, partitions: [{ partition, committedOffset (-1: none),
+//                           committedLeaderEpoch, metadata, errorCode }] }] }
+// ListGroups (16)       {} → { errorCode, groups: [{ groupId, protocolType, groupState }] }
+// DescribeGroups (15)   { groups: [ids] } → { groups: [{ errorCode, groupId, groupState, protocolType, protocolName,
+//                           members: [{ memberId, groupInstanceId, clientId, clientHost, metadata: bin, assignment: bin }] }] }
+// DeleteGroups (42)     { groups: [ids] } → { results: [{ groupId, errorCode, errorMessage }] }
+
+import { badRequest, bytes, int, ints, list, optStr, str, strs, type Body } from '../body.js';
+
+export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
+/** A group id is 1-249 printable characters (Kafka allows any non-empty string; we bound it). */
+export const GROUP_ID_LENGTH_MAX = 249;
+
+export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
+
+export interface FindCoordinatorRequest { readonly key: string }
+export interface JoinGroupRequest {
+  readonly groupId: string;
+  readonly sessionTimeoutMs: number;
+  readonly rebalanceTimeoutMs: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly protocolType: string;
+  readonly protocols: ReadonlyArray<{ readonly name: string; readonly metadata: Buffer }>;
+}
+export interface SyncGroupRequest {
+  readonly groupId: string;
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly assignments: ReadonlyArray<{ readonly memberId: string; readonly assignment: Buffer }>;
+}
+export interface HeartbeatRequest { readonly groupId: string; readonly generationId: number; readonly memberId: string; readonly groupInstanceId: string | null }
+export interface LeaveGroupRequest { readonly groupId: string; readonly members: ReadonlyArray<{ readonly memberId: string; readonly groupInstanceId: string | null }> }
+export interface OffsetCommitPartition { readonly partition: number; readonly committedOffset: number; readonly committedLeaderEpoch: number; readonly metadata: string | null }
+export interface OffsetCommitRequest {
+  readonly groupId: string;
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly OffsetCommitPartition[] }>;
+}
+export interface OffsetFetchRequest { readonly groupId: string; readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null }
+export interface GroupsRequest { readonly groups: readonly string[] }
+
+function groupId(b: Body): string {
+  const id = str(b, 'groupId');
+  if (id.length === 0 || id.length > GROUP_ID_LENGTH_MAX) throw badRequest(`groupId must be 1-${GROUP_ID_LENGTH_MAX} characters`);
+  return id;
+}
+
+export function parseFindCoordinatorRequest(b: Body): FindCoordinatorRequest {
+  return { key: str(b, 'key') };
+}
+
+export function parseJoinGroupRequest(b: Body): JoinGroupRequest {
+  return {
+    groupId: groupId(b),
+    sessionTimeoutMs: int(b, 'sessionTimeoutMs'),
+    rebalanceTimeoutMs: int(b, 'rebalanceTimeoutMs', int(b, 'sessionTimeoutMs')),
+    memberId: str(b, 'memberId'),
+    groupInstanceId: optStr(b, 'groupInstanceId'),
+    protocolType: str(b, 'protocolType'),
+    protocols: list(b, 'protocols').map((p) => ({ name: str(p, 'name'), metadata: bytes(p, 'metadata') })),
+  };
+}
+
+export function parseSyncGroupRequest(b: Body): SyncGroupRequest {
+  return {
+    groupId: groupId(b), generationId: int(b, 'generationId'), memberId: str(b, 'memberId'), groupInstanceId: optStr(b, 'groupInstanceId'),
+    assignments: b.assignments === undefined ? [] : list(b, 'assignments').map((a) => ({ memberId: str(a, 'memberId'), assignment: bytes(a, 'assignment') })),
+  };
+}
+
+export function parseHeartbeatRequest(b: Body): HeartbeatRequest {
+  return { groupId: groupId(b), generationId: int(b, 'generationId'), memberId: str(b, 'memberId'), groupInstanceId: optStr(b, 'groupInstanceId') };
+}
+
+export function parseLeaveGroupRequest(b: Body): LeaveGroupRequest {
+  return { groupId: groupId(b), members: list(b, 'members').map((m) => ({ memberId: str(m, 'memberId'), groupInstanceId: optStr(m, 'groupInstanceId') })) };
+}
+
+export function parseOffsetCommitRequest(b: Body): OffsetCommitRequest {
+  return {
+    groupId: groupId(b), generationId: int(b, 'generationId', -1), memberId: b.memberId === undefined ? '' : str(b, 'memberId'),
+    groupInstanceId: optStr(b, 'groupInstanceId'),
+    topics: list(b, 'topics').map((t) => ({
+      name: str(t, 'name'),
+      partitions: list(t, 'partitions').map((p) => ({
+        partition: int(p, 'partition'), committedOffset: int(p, 'committedOffset'),
+        committedLeaderEpoch: int(p, 'committedLeaderEpoch', -1), metadata: optStr(p, 'metadata'),
+      })),
+    })),
+  };
+}
+
+export function parseOffsetFetchRequest(b: Body): OffsetFetchRequest {
+  const topics = b.topics === undefined || b.topics === null ? null
+    : list(b, 'topics').map((t) => ({ name: str(t, 'name'), partitions: ints(t.partitions, 'partitions') }));
+  return { groupId: groupId(b), topics };
+}
+
+export function parseGroupsRequest(b: Body): GroupsRequest {
+  return { groups: strs(b.groups, 'groups') };
+}
+
+/** InitProducerId (22): { transactionalId: null, producerId: -1, producerEpoch: -1 } → { errorCode, errorMessage, producerId, producerEpoch } */
+export interface InitProducerIdRequest { readonly producerId: number; readonly producerEpoch: number }
+
+export function parseInitProducerIdRequest(b: Body): InitProducerIdRequest {
+  if (b.transactionalId !== undefined && b.transactionalId !== null) throw badRequest('transactions are not supported: transactionalId must be null');
+  return { producerId: int(b, 'producerId', -1), producerEpoch: int(b, 'producerEpoch', -1) };
+}
