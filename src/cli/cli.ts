@@ -5,10 +5,11 @@
 
 import yargs from 'yargs';
 import { VERSION } from '../version.js';
+import { localCommand } from './commands/local.js';
 import { serverCommand } from './commands/server.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server'];
+const COMMANDS: string[] = ['server', 'local'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -23,6 +24,7 @@ export function buildCli(argv: string[]) {
     .demandCommand(1, 'Name a command; see --help.')
     .recommendCommands()
     .command(serverCommand)
+    .command(localCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {

@@ -1,0 +1,176 @@
+// The plan of a `sluice local` cluster and the text it prints, kept apart
+// from the process management (local-cluster.ts) so both are easy to read
+// and to change: which ports, data dirs and `sluice server` flags node i
+// gets, the flag limits, the table printed once the cluster is ready, and
+// the "what next" hints (one place, extended as commands arrive).
+//
+// Invariants of a plan: node ids are 1..N; node i (1-based) listens on
+// basePort + 2(i-1) (broker) and basePort + 2(i-1) + 1 (controller), all on
+// 127.0.0.1, so the ports of a plan are distinct and consecutive; every node
+// is a combined node (broker,controller) and a voter; node i's data lives in
+// <data-dir>/node-<i> and its log in <data-dir>/node-<i>/server.log.
+
+import path from 'node:path';
+
+export const LOCAL_NODES_DEFAULT = 3;
+export const LOCAL_NODES_MAX = 9;
+export const LOCAL_BASE_PORT_DEFAULT = 9092;
+export const LOCAL_DATA_DIR_DEFAULT = './data';
+/** Below this, binding needs privileges; above 65535 - 2N + 1 the last node's ports do not exist. */
+export const LOCAL_BASE_PORT_MIN = 1024;
+export const PORT_MAX = 65_535;
+export const LOCAL_HOST = '127.0.0.1';
+export const NODE_DIR_PREFIX = 'node-';
+export const SERVER_LOG = 'server.log';
+export const LOCAL_ROLES = 'broker,controller';
+
+export interface LocalOptions {
+  readonly nodes: number;
+  /** As the user gave it (shown in the table); children get the absolute path. */
+  readonly dataDir: string;
+  readonly basePort: number;
+}
+
+export interface LocalNodePlan {
+  readonly id: number;
+  readonly brokerPort: number;
+  readonly controllerPort: number;
+  readonly brokerUrl: string;
+  readonly controllerUrl: string;
+  /** As shown to the user (relative if --data-dir was). */
+  readonly dataDir: string;
+  readonly dataDirAbs: string;
+  readonly logFile: string;
+}
+
+export interface LocalPlan {
+  /** --data-dir as the user gave it. */
+  readonly dataDir: string;
+  readonly nodes: readonly LocalNodePlan[];
+  /** controller.quorum.voters: every node, id@127.0.0.1:controllerPort. */
+  readonly quorum: string;
+  readonly ports: readonly number[];
+  readonly bootstrap: string;
+}
+
+/** The highest --base-port that still leaves room for `nodes` nodes' ports. */
+export function basePortMax(nodes: number): number {
+  return PORT_MAX - 2 * nodes + 1;
+}
+
+/** A one-line reason when the flags are out of range, else undefined (yargs .check turns it into usage + exit 2). */
+export function validateLocalFlags(opts: { nodes: unknown; basePort: unknown; dataDir: unknown }): string | undefined {
+  const { nodes, basePort, dataDir } = opts;
+  if (typeof nodes !== 'number' || !Number.isInteger(nodes) || nodes < 1 || nodes > LOCAL_NODES_MAX) {
+    return `--nodes must be an integer from 1 to ${LOCAL_NODES_MAX}, got ${String(nodes)}`;
+  }
+  const max = basePortMax(nodes);
+  if (typeof basePort !== 'number' || !Number.isInteger(basePort) || basePort < LOCAL_BASE_PORT_MIN || basePort > max) {
+    return `--base-port must be an integer from ${LOCAL_BASE_PORT_MIN} to ${max} (${nodes} nodes use ${2 * nodes} ports from it), got ${String(basePort)}`;
+  }
+  if (typeof dataDir !== 'string' || dataDir.trim() === '') return '--data-dir is empty';
+  return undefined;
+}
+
+export function planLocalCluster(opts: LocalOptions): LocalPlan {
+  const nodes: LocalNodePlan[] = [];
+  for (let id = 1; id <= opts.nodes; id++) {
+    const brokerPort = opts.basePort + 2 * (id - 1);
+    const controllerPort = brokerPort + 1;
+    const dataDir = path.join(opts.dataDir, `${NODE_DIR_PREFIX}${id}`);
+    const dataDirAbs = path.resolve(dataDir);
+    nodes.push({
+      id, brokerPort, controllerPort,
+      brokerUrl: `ws://${LOCAL_HOST}:${brokerPort}`,
+      controllerUrl: `ws://${LOCAL_HOST}:${controllerPort}`,
+      dataDir, dataDirAbs, logFile: path.join(dataDirAbs, SERVER_LOG),
+    });
+  }
+  return {
+    dataDir: opts.dataDir,
+    nodes,
+    quorum: nodes.map((n) => `${n.id}@${LOCAL_HOST}:${n.controllerPort}`).join(','),
+    ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort]),
+    bootstrap: nodes[0]?.brokerUrl ?? '',
+  };
+}
+
+/** The `sluice server` arguments of one node of the plan (after `server`). */
+export function serverArgs(plan: LocalPlan, node: LocalNodePlan): string[] {
+  return [
+    '--node-id', String(node.id), '--roles', LOCAL_ROLES,
+    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl,
+    '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs,
+  ];
+}
+
+/**
+ * Why the data dir cannot host this plan, or undefined. `formatted` are the
+ * node ids whose node-<id>/meta.properties exists. A fresh dir (none) or
+ * exactly 1..N resume; anything else belongs to a cluster of another size,
+ * whose quorum (and cluster id) these flags would not match.
+ */
+export function dataDirMismatch(opts: LocalOptions, formatted: readonly number[]): string | undefined {
+  if (formatted.length === 0) return undefined;
+  const ids = [...formatted].sort((a, b) => a - b);
+  const exact = ids.length === opts.nodes && ids.every((id, i) => id === i + 1);
+  if (exact) return undefined;
+  const held = ids.map((id) => `${NODE_DIR_PREFIX}${id}`).join(', ');
+  return `data dir ${opts.dataDir} holds ${held} from an earlier cluster, not the ${opts.nodes} node(s) --nodes ${opts.nodes} asks for; `
+    + `run with --nodes ${ids.length === ids.at(-1) ? ids.length : '<its size>'} to resume it, or pick another --data-dir`;
+}
+
+export interface RunningNode {
+  readonly plan: LocalNodePlan;
+  readonly pid: number;
+}
+
+function pad(rows: readonly string[][]): string[] {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
+  return rows.map((r) => `  ${r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c] ?? 0))).join('   ')}`);
+}
+
+/**
+ * The table printed on stdout once every node is ready. `sluice` is how the
+ * user invoked the command (e.g. `node dist/src/cli/main.js` without a
+ * linked binary), so the printed commands can be pasted as they are.
+ */
+export function readyReport(plan: LocalPlan, running: readonly RunningNode[], clusterId: string, sluice = 'sluice'): string {
+  const rows = [
+    ['node', 'roles', 'broker listener', 'controller listener', 'data dir', 'pid'],
+    ...running.map((r) => [String(r.plan.id), LOCAL_ROLES, r.plan.brokerUrl, r.plan.controllerUrl, r.plan.dataDir, String(r.pid)]),
+  ];
+  return [
+    `Sluice local cluster ready: ${running.length} node(s), cluster id ${clusterId}`,
+    '',
+    ...pad(rows),
+    '',
+    `  bootstrap  ${plan.bootstrap}`,
+    `  quorum     ${plan.quorum}`,
+    `  logs       ${path.join(plan.dataDir, `${NODE_DIR_PREFIX}<id>`, SERVER_LOG)}`,
+    '',
+    ...nextSteps(plan, sluice),
+    '',
+  ].join('\n');
+}
+
+/**
+ * What to try next. Only what works today: extend this list (and nothing
+ * else) as the client commands arrive.
+ */
+export function nextSteps(plan: LocalPlan, sluice = 'sluice'): string[] {
+  const last = plan.nodes.at(-1);
+  const extraId = plan.nodes.length + 1;
+  const extraBrokerPort = (last?.controllerPort ?? 0) + 1;
+  return [
+    'Next:',
+    `  clients connect with --bootstrap ${plan.bootstrap} (or SLUICE_BOOTSTRAP)`,
+    '  `sluice topics|produce|consume|cluster status` arrive with the CLI issue; the client library speaks to the brokers today',
+    `  options of one node:   ${sluice} server --help`,
+    `  follow a node's log:   tail -f ${last?.logFile ?? SERVER_LOG}`,
+    `  add a broker-only node (a metadata observer):`,
+    `    ${sluice} server --node-id ${extraId} --roles broker --listen ws://${LOCAL_HOST}:${extraBrokerPort} `
+      + `--controller-listen ws://${LOCAL_HOST}:${extraBrokerPort + 1} --controller-quorum ${plan.quorum} --data-dir ./broker-${extraId}`,
+    '  stop: Ctrl-C (a second Ctrl-C kills the nodes at once); run the same command again to resume',
+  ];
+}

@@ -1,0 +1,237 @@
+// `sluice local` as an operator meets it: a 3-node cluster that becomes
+// ready, serves clients on the printed endpoints, stops cleanly on SIGINT
+// leaving no node behind, and resumes from the same data dir with the same
+// cluster id, topic and records; a port in use and bad flags are refused
+// before anything starts.
+//
+// Every process is signalled by PID; the after hook SIGKILLs the `sluice
+// local` processes and every node PID their tables printed.
+import { expect } from 'chai';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { MAIN_JS, waitFor } from './harness.js';
+import { CLUSTER_UP_MS, Connections, brokerUrls, connect, createTopic, produceOk, readPartition, waitForFullIsr } from './broker-kit.js';
+
+/** Generous: three node processes starting on a loaded CI machine. */
+const READY_WAIT_MS = 90_000;
+const EXIT_WAIT_MS = 60_000;
+/** Scanned for consecutive free ports: below Linux's ephemeral range (32768+), so the OS does not hand them out meanwhile. */
+const PORT_SCAN_FIRST = 20_000;
+const PORT_SCAN_LAST = 32_000;
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen({ port, host: '127.0.0.1', exclusive: true }, () => s.close(() => resolve(true)));
+  });
+}
+
+/** The first port of `n` consecutive ports on 127.0.0.1 that are free right now. */
+async function consecutiveFreePorts(n: number): Promise<number> {
+  // Start at a pid-dependent place so parallel runs are unlikely to race for the same range.
+  const span = PORT_SCAN_LAST - PORT_SCAN_FIRST - n;
+  const offset = (process.pid * 97) % span;
+  for (let tried = 0; tried < span; tried += n) {
+    const base = PORT_SCAN_FIRST + ((offset + tried) % span);
+    let ok = true;
+    for (let p = base; p < base + n && ok; p++) ok = await portFree(p);
+    if (ok) return base;
+  }
+  throw new Error(`no ${n} consecutive free ports in ${PORT_SCAN_FIRST}-${PORT_SCAN_LAST}`);
+}
+
+interface TableRow {
+  readonly id: number;
+  readonly brokerUrl: string;
+  readonly controllerUrl: string;
+  readonly dataDir: string;
+  readonly pid: number;
+}
+
+const nodePids = new Set<number>();
+const locals = new Set<ChildProcess>();
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** One `sluice local` process, its output, and the table it printed. */
+class LocalRun {
+  stdout = '';
+  stderr = '';
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+
+  constructor(args: string[]) {
+    this.child = spawn(process.execPath, [MAIN_JS, 'local', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    locals.add(this.child);
+    this.child.stdout?.on('data', (c: Buffer) => { this.stdout += c.toString('utf8'); });
+    this.child.stderr?.on('data', (c: Buffer) => { this.stderr += c.toString('utf8'); });
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => {
+      locals.delete(this.child);
+      resolve(code);
+    }));
+  }
+
+  /** Waits for the ready table; fails early (with the output) if the process exits first. */
+  async ready(): Promise<{ rows: TableRow[]; clusterId: string }> {
+    let exitCode: number | null | undefined;
+    void this.exited.then((code) => { exitCode = code; });
+    await waitFor('the ready table on stdout', () => {
+      if (exitCode !== undefined) throw new Error(`sluice local exited ${exitCode}: ${this.stderr}`);
+      return /^\s+bootstrap\s/m.test(this.stdout);
+    }, { timeoutMs: READY_WAIT_MS, intervalMs: 50 }).catch((err: Error) => {
+      throw new Error(`${err.message}\nstderr:\n${this.stderr}\nstdout:\n${this.stdout}`);
+    });
+    const rows = [...this.stdout.matchAll(/^\s+(\d+)\s+broker,controller\s+(ws:\S+)\s+(ws:\S+)\s+(\S+)\s+(\d+)\s*$/gm)].map((m) => ({
+      id: Number(m[1]), brokerUrl: m[2]!, controllerUrl: m[3]!, dataDir: m[4]!, pid: Number(m[5]),
+    }));
+    for (const r of rows) nodePids.add(r.pid);
+    const clusterId = /cluster id (\S+)/.exec(this.stdout)?.[1] ?? '';
+    return { rows, clusterId };
+  }
+
+  /** SIGINT by PID; resolves with the exit code (bounded). */
+  async interrupt(): Promise<number | null> {
+    if (this.child.pid !== undefined) process.kill(this.child.pid, 'SIGINT');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`sluice local did not exit within ${EXIT_WAIT_MS} ms of SIGINT:\n${this.stderr}`)), EXIT_WAIT_MS);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function local(args: string[]) {
+  return spawnSync(process.execPath, [MAIN_JS, 'local', ...args], { encoding: 'utf8', timeout: 20_000 });
+}
+
+describe('sluice local command', function () {
+  this.timeout(240_000);
+  let tmp: string;
+
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-local-'));
+  });
+
+  afterEach(() => {
+    for (const c of locals) if (c.pid !== undefined) killPid(c.pid);
+    for (const pid of nodePids) killPid(pid);
+    nodePids.clear();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('starts 3 nodes, serves clients, stops on SIGINT with no node left, and resumes from the same data dir', async () => {
+    const dataDir = path.join(tmp, 'data');
+    const base = await consecutiveFreePorts(6);
+    const args = ['--nodes', '3', '--data-dir', dataDir, '--base-port', String(base)];
+
+    const first = new LocalRun(args);
+    const { rows, clusterId } = await first.ready();
+    expect(rows.map((r) => r.id)).to.deep.equal([1, 2, 3]);
+    expect(rows.map((r) => [r.brokerUrl, r.controllerUrl])).to.deep.equal([0, 1, 2].map((i) => [
+      `ws://127.0.0.1:${base + 2 * i}`, `ws://127.0.0.1:${base + 2 * i + 1}`,
+    ]));
+    expect(rows.map((r) => r.dataDir)).to.deep.equal([1, 2, 3].map((i) => path.join(dataDir, `node-${i}`)));
+    expect(clusterId).to.match(/^[A-Za-z0-9_-]{22}$/);
+    expect(first.stderr).to.match(/waiting for a metadata leader/).and.match(/3\/3 unfenced/);
+
+    const conn = await connect(rows[0]!.brokerUrl);
+    const conns = new Connections();
+    try {
+      // Ready means every broker already lists all three: no wait here.
+      expect((await conn.metadata([])).brokers.map((b) => b.nodeId).sort()).to.deep.equal([1, 2, 3]);
+      await createTopic(conn, 'local-topic', 1, 3);
+      await produceOk(conns, conn, 'local-topic', 0, [{ value: Buffer.from('kept across restarts') }]);
+    } finally {
+      conn.close();
+      conns.closeAll();
+    }
+    expect(await first.interrupt()).to.equal(0);
+    expect(first.stderr).to.match(/stopped 3 node\(s\)/);
+    for (const r of rows) expect(alive(r.pid), `node ${r.id} (pid ${r.pid}) still running`).to.equal(false);
+    for (const r of rows) expect(fs.statSync(path.join(r.dataDir, 'server.log')).size).to.be.greaterThan(0);
+
+    const second = new LocalRun(args);
+    const again = await second.ready();
+    expect(again.clusterId).to.equal(clusterId);
+    const conn2 = await connect(again.rows[0]!.brokerUrl);
+    try {
+      const [p0] = await waitForFullIsr(conn2, 'local-topic', 1);
+      const leaderUrl = (await brokerUrls(conn2)).get(p0!.leader)!;
+      const leader = await connect(leaderUrl);
+      try {
+        const content = await waitFor('the record back from the leader', async () => {
+          const c = await readPartition(leader, 'local-topic', 0);
+          return c.records.length > 0 ? c : undefined;
+        }, { timeoutMs: CLUSTER_UP_MS, intervalMs: 100 });
+        expect(content.records.map((r) => Buffer.from(r.value ?? []).toString('utf8'))).to.deep.equal(['kept across restarts']);
+      } finally {
+        leader.close();
+      }
+    } finally {
+      conn2.close();
+    }
+    expect(await second.interrupt()).to.equal(0);
+    for (const r of again.rows) expect(alive(r.pid), `node ${r.id} (pid ${r.pid}) still running`).to.equal(false);
+  });
+
+  it('refuses a port in use with one line naming it, before creating anything', async () => {
+    const base = await consecutiveFreePorts(6);
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(base + 3, '127.0.0.1', () => resolve()));
+    try {
+      const dataDir = path.join(tmp, 'data');
+      const r = local(['--nodes', '3', '--data-dir', dataDir, '--base-port', String(base)]);
+      expect(r.status).to.equal(1);
+      expect(r.stderr.trim().split('\n')).to.have.length(1);
+      expect(r.stderr).to.include(`port ${base + 3} `).and.match(/in use/);
+      expect(r.stdout).to.equal('');
+      expect(fs.existsSync(dataDir)).to.equal(false);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('exits 2 with usage for bad flags', () => {
+    for (const bad of [['--nodes', '0'], ['--nodes', '10'], ['--nodes', 'two'], ['--base-port', '80'], ['--base-port', '65534'], ['--no-such-flag']]) {
+      const r = local([...bad, '--data-dir', path.join(tmp, 'data')]);
+      expect(r.status, bad.join(' ')).to.equal(2);
+      expect(r.stderr, bad.join(' ')).to.match(/sluice local \[--nodes 3\]/).and.match(/^sluice: /m);
+    }
+    expect(fs.existsSync(path.join(tmp, 'data'))).to.equal(false);
+  });
+
+  it('exits 2 with one line when the data dir holds a cluster of another size', () => {
+    const dataDir = path.join(tmp, 'data');
+    for (const id of [1, 2, 3]) {
+      fs.mkdirSync(path.join(dataDir, `node-${id}`), { recursive: true });
+      fs.writeFileSync(path.join(dataDir, `node-${id}`, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=abc\n`);
+    }
+    const r = local(['--nodes', '2', '--data-dir', dataDir, '--base-port', '20000']);
+    expect(r.status).to.equal(2);
+    expect(r.stderr.trim().split('\n')).to.have.length(1);
+    expect(r.stderr).to.match(/holds node-1, node-2, node-3/).and.match(/--nodes 3/);
+  });
+});
