@@ -15,7 +15,7 @@
 // or with an invalid body, gets an error response. Nothing here throws into ws.
 
 import type { WebSocket, RawData } from 'ws';
-import { decodeRequest, encodeResponse, type RequestEnvelope } from '../protocol/envelope.js';
+import { decodeRequest, encodeResponse, type Decoded, type RequestEnvelope } from '../protocol/envelope.js';
 import { apiName } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -49,6 +49,41 @@ export function errorBody(err: unknown): ErrorBody {
   return { errorCode: Errors.UNKNOWN_SERVER_ERROR.code, errorMessage: Errors.UNKNOWN_SERVER_ERROR.message };
 }
 
+/** A WebSocket close reason is at most 123 bytes of UTF-8 (RFC 6455 5.5: 125-byte control payload less the code). */
+const CLOSE_REASON_BYTES_MAX = 123;
+
+/**
+ * The reason cut to CLOSE_REASON_BYTES_MAX bytes at a character boundary. It
+ * quotes the client's bytes (a string api key of multibyte characters), and
+ * cutting by UTF-16 units instead let ws throw from close() and kill the
+ * process (found by test/integration/fuzz.test.ts).
+ */
+function closeReason(reason: string): string {
+  let out = '';
+  let bytes = 0;
+  for (const ch of reason) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > CLOSE_REASON_BYTES_MAX) break;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * decodeRequest is meant never to throw, but a hostile envelope made it throw
+ * (an api key decoded as [{ toString: 1 }] breaks String() in its error
+ * message; found by test/integration/fuzz.test.ts). An exception here would
+ * escape into ws's 'message' event and kill the process, so whatever the
+ * decoder throws is treated as a malformed frame.
+ */
+function decodeSafely(bytes: Buffer): Decoded<RequestEnvelope> {
+  try {
+    return decodeRequest(bytes);
+  } catch (err) {
+    return { ok: false, reason: `envelope decoder threw: ${err instanceof Error ? err.message : 'a non-Error value'}` };
+  }
+}
+
 export class ServerConnection implements ConnectionInfo {
   private inFlight = 0;
   /**
@@ -73,13 +108,25 @@ export class ServerConnection implements ConnectionInfo {
     ws.on('close', () => {
       this.closed = true;
     });
-    ws.on('error', (err) => this.log.debug({ err: err.message, conn: id }, 'connection error'));
+    ws.on('error', (err) => this.onSocketError(err));
+  }
+
+  /**
+   * ws closes the connection itself on a protocol violation by the client (a
+   * frame over frameBytesMax → 1009, bad framing → 1002) and reports it here
+   * with a WS_ERR_* code: that is bad input, logged like the closes above.
+   * Other errors (a reset socket) are the network's and stay at debug.
+   */
+  private onSocketError(err: Error): void {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code.startsWith('WS_ERR_')) this.log.warn({ conn: this.id, remote: this.remoteAddress, reason: `${code}: ${err.message}` }, 'closing connection');
+    else this.log.debug({ err: err.message, conn: this.id }, 'connection error');
   }
 
   private onMessage(data: RawData, isBinary: boolean): void {
     if (!isBinary) return this.closeWith(1003, 'text frames are not part of the protocol');
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    const decoded = decodeRequest(bytes);
+    const decoded = decodeSafely(bytes);
     if (!decoded.ok) return this.closeWith(1007, `malformed frame: ${decoded.reason}`);
     if (this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0) this.backlog.push(decoded.value);
     else this.dispatch(decoded.value);
@@ -152,7 +199,13 @@ export class ServerConnection implements ConnectionInfo {
   private closeWith(code: number, reason: string): void {
     this.log.warn({ conn: this.id, remote: this.remoteAddress, reason }, 'closing connection');
     this.closed = true;
-    this.ws.close(code, reason.slice(0, 120));
+    try {
+      this.ws.close(code, closeReason(reason));
+    } catch (err) {
+      // ws throws rather than send a close frame it considers invalid; never let that escape into its event.
+      this.log.warn({ conn: this.id, err: err instanceof Error ? err.message : String(err) }, 'close failed; dropping the connection');
+      this.ws.terminate();
+    }
   }
 
   get inFlightCount(): number {
