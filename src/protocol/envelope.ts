@@ -52,6 +52,9 @@ function unpack(bytes: Uint8Array): Decoded<unknown> {
   }
 }
 
+/** A hostile value for an error message: typeof only, never String() (which can throw on crafted objects). */
+const describe = (v: unknown): string => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : `a ${v === null ? 'null' : Array.isArray(v) ? 'list' : typeof v}`);
+
 const isUint = (v: unknown, max = Number.MAX_SAFE_INTEGER): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= max;
 const isBody = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
@@ -61,9 +64,9 @@ export function decodeRequest(bytes: Uint8Array): Decoded<RequestEnvelope> {
   const v = u.value;
   if (!Array.isArray(v) || v.length !== 5) return { ok: false, reason: 'request frame is not a 5-element array' };
   const [apiKey, apiVersion, correlationId, clientId, body] = v as unknown[];
-  if (!isUint(apiKey, 0x7fff)) return { ok: false, reason: `bad api key ${String(apiKey)}` };
-  if (!isUint(apiVersion, 0x7fff)) return { ok: false, reason: `bad api version ${String(apiVersion)}` };
-  if (!isUint(correlationId, CORRELATION_ID_MAX)) return { ok: false, reason: `bad correlation id ${String(correlationId)}` };
+  if (!isUint(apiKey, 0x7fff)) return { ok: false, reason: `bad api key ${describe(apiKey)}` };
+  if (!isUint(apiVersion, 0x7fff)) return { ok: false, reason: `bad api version ${describe(apiVersion)}` };
+  if (!isUint(correlationId, CORRELATION_ID_MAX)) return { ok: false, reason: `bad correlation id ${describe(correlationId)}` };
   if (clientId !== null && typeof clientId !== 'string') return { ok: false, reason: 'client id must be a string or null' };
   if (!isBody(body)) return { ok: false, reason: 'request body must be a map' };
   return { ok: true, value: { apiKey, apiVersion, correlationId, clientId, body } };
@@ -75,7 +78,7 @@ export function decodeResponse(bytes: Uint8Array): Decoded<ResponseEnvelope> {
   const v = u.value;
   if (!Array.isArray(v) || v.length !== 2) return { ok: false, reason: 'response frame is not a 2-element array' };
   const [correlationId, body] = v as unknown[];
-  if (!isUint(correlationId, CORRELATION_ID_MAX)) return { ok: false, reason: `bad correlation id ${String(correlationId)}` };
+  if (!isUint(correlationId, CORRELATION_ID_MAX)) return { ok: false, reason: `bad correlation id ${describe(correlationId)}` };
   if (!isBody(body)) return { ok: false, reason: 'response body must be a map' };
   return { ok: true, value: { correlationId, body } };
 }

@@ -7,6 +7,7 @@
 import { Errors, SluiceError } from '../util/errors.js';
 import {
   BASE_OFFSET_OFFSET,
+  BASE_TIMESTAMP_OFFSET,
   LOG_OVERHEAD_BYTES,
   MAX_TIMESTAMP_OFFSET,
   batchProblem,
@@ -30,7 +31,8 @@ export interface IncomingBatch extends AppendBatch {
  * `max.message.bytes` or a buffer over `segment.bytes`; CORRUPT_MESSAGE for an
  * empty buffer, a torn or malformed batch, a CRC mismatch, or (leader appends,
  * whose offsets the log assigns) a record count that disagrees with
- * lastOffsetDelta.
+ * lastOffsetDelta; INVALID_TIMESTAMP for a timestamp a number cannot hold
+ * exactly (outside [-1, 2^53)).
  */
 export function validateAppend(buf: Buffer, asLeader: boolean, config: Readonly<LogConfig>): IncomingBatch[] {
   if (buf.length === 0) throw new SluiceError(Errors.CORRUPT_MESSAGE, 'no record batch in the append');
@@ -62,13 +64,23 @@ function validateOne(buf: Buffer, pos: number, asLeader: boolean, config: Readon
   if (asLeader && (recordCount < 1 || lastOffsetDelta !== recordCount - 1)) {
     throw new SluiceError(Errors.CORRUPT_MESSAGE, `batch of ${recordCount} records has last offset delta ${lastOffsetDelta}`, { position: pos });
   }
+  // Timestamps must be exact as JavaScript numbers: the time index stores
+  // them, and one past 2^53 once broke a partition for good (found by the
+  // fuzz test). -1 is "no timestamp".
+  const maxTimestamp = int64At(buf, pos + MAX_TIMESTAMP_OFFSET);
+  const baseTimestamp = int64At(buf, pos + BASE_TIMESTAMP_OFFSET);
+  for (const [what, ts] of [['max', maxTimestamp], ['first', baseTimestamp]] as const) {
+    if (!(Number.isSafeInteger(ts) && ts >= -1)) {
+      throw new SluiceError(Errors.INVALID_TIMESTAMP, `batch ${what} timestamp is outside [-1, 2^53)`, { position: pos });
+    }
+  }
   const baseOffset = int64At(buf, pos + BASE_OFFSET_OFFSET);
   return {
     offsetInBuffer: pos,
     sizeBytes: size,
     baseOffset,
     lastOffset: baseOffset + lastOffsetDelta,
-    maxTimestamp: int64At(buf, pos + MAX_TIMESTAMP_OFFSET),
+    maxTimestamp,
     leaderEpoch: leaderEpochOf(buf, pos),
     recordCount,
   };

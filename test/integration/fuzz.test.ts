@@ -15,9 +15,7 @@
 //   - (skipped until the broker validates records: see the BUG note below)
 //     every batch the broker accepted decodes.
 // Replay: SLUICE_FUZZ_SEED=<seed> (the seed is in the suite's title);
-// SLUICE_FUZZ_FRAMES=<n> changes the frame count; SLUICE_FUZZ_KNOWN_BUGS=1
-// also sends the inputs of known, unfixed bugs (today: far-future batch
-// timestamps, which wedge a partition — see bad-input.test.ts).
+// SLUICE_FUZZ_FRAMES=<n> changes the frame count.
 import { expect } from 'chai';
 import { type ProcessCluster } from './harness.js';
 import {
@@ -36,8 +34,6 @@ import { SeededRng } from '../../src/util/rng.js';
 const SEED = Number(process.env.SLUICE_FUZZ_SEED ?? 0x5eed);
 const FRAMES = Number(process.env.SLUICE_FUZZ_FRAMES ?? 12_000);
 const FRAMES_MIN = Math.min(FRAMES, 10_000);
-/** SLUICE_FUZZ_KNOWN_BUGS=1 also sends inputs that trigger known, reported broker bugs (fuzz-frames.ts GeneratorOptions). */
-const INCLUDE_KNOWN_BUGS = process.env.SLUICE_FUZZ_KNOWN_BUGS === '1';
 /** The fuzzing stops here even if frames are left (and then fails if fewer than FRAMES_MIN went out). */
 const FUZZ_TIME_MS = 70_000;
 const LANES = 6;
@@ -382,7 +378,7 @@ describe(`fuzzing a live 3-node cluster with ${FRAMES} frames (seed ${SEED}; rep
       brokerIds: meta.brokers.map((b) => b.nodeId),
     };
     if (process.env.SLUICE_FUZZ_DEBUG) console.log(`      targets: ${JSON.stringify(targets)}`);
-    const gen = new FrameGenerator(new SeededRng(SEED), targets, { includeKnownBugs: INCLUDE_KNOWN_BUGS });
+    const gen = new FrameGenerator(new SeededRng(SEED), targets, {});
     const frames = Array.from({ length: FRAMES }, () => gen.next());
     const urls = cluster.brokerUrls;
     const lanes = Array.from({ length: LANES }, (_, i) => new Lane(urls[i % urls.length]!, ledger));
