@@ -29,11 +29,20 @@ import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
 import { assert } from '../util/assert.js';
 import type { SluiceError } from '../util/errors.js';
 import { CLIENT_DEFAULTS, NO_BROKER_EPOCH, NO_LEADER_EPOCH } from './defaults.js';
+import { ResponseView } from './response-view.js';
 import {
   parseApiVersionsResponse, parseDescribeClusterResponse, parseFetchResponse, parseListOffsetsResponse, parseMetadataResponse,
   parseOffsetForLeaderEpochResponse, parseProduceResponse, throwIfFailed,
   type DescribeClusterResponse, type ListOffsetsResponse, type OffsetForLeaderEpochResponse,
 } from './responses.js';
+import {
+  parseDeleteGroupsResponse, parseDescribeGroupsResponse, parseFindCoordinatorResponse, parseHeartbeatResponse, parseJoinGroupResponse,
+  parseLeaveGroupResponse, parseListGroupsResponse, parseOffsetCommitResponse, parseOffsetFetchResponse, parseSyncGroupResponse,
+} from './group-responses.js';
+import type {
+  DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse,
+  ListGroupsResponse, OffsetCommitResponse, OffsetFetchResponse, SyncGroupResponse,
+} from '../protocol/apis/groups.js';
 
 /** Every API is spoken at version 0 for now; brokers advertise [0, 0]. */
 export const API_VERSION = 0;
@@ -103,6 +112,65 @@ export interface OffsetForLeaderEpochInput {
   readonly topics: ReadonlyArray<{
     readonly name: string;
     readonly partitions: ReadonlyArray<{ readonly partition: number; readonly leaderEpoch: number; readonly currentLeaderEpoch?: number }>;
+  }>;
+}
+
+// ---------------------------------------------------------------- groups (src/groups/, docs/groups.md)
+
+export interface JoinGroupInput {
+  readonly groupId: string;
+  /** '' on the first join: the coordinator answers MEMBER_ID_REQUIRED with the id to rejoin with (thrown; `details.memberId`). */
+  readonly memberId: string;
+  /** Static membership (KIP-345): a stable id per consumer instance; null for a dynamic member. */
+  readonly groupInstanceId?: string | null;
+  readonly sessionTimeoutMs: number;
+  /** How long the coordinator waits for every member to rejoin; the answer may take this long. Default sessionTimeoutMs. */
+  readonly rebalanceTimeoutMs?: number;
+  /** 'consumer' for consumers; every member of a group must use the same. */
+  readonly protocolType: string;
+  /** In order of preference; metadata is opaque to the broker. */
+  readonly protocols: ReadonlyArray<{ readonly name: string; readonly metadata: Uint8Array }>;
+}
+
+export interface SyncGroupInput {
+  readonly groupId: string;
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId?: string | null;
+  /** The leader's assignment for every member; omit (or empty) on followers. */
+  readonly assignments?: ReadonlyArray<{ readonly memberId: string; readonly assignment: Uint8Array }>;
+  /** A follower's answer waits for the leader's SyncGroup: allow this long beyond requestTimeoutMs. Default 0. */
+  readonly rebalanceTimeoutMs?: number;
+}
+
+export interface GroupMemberInput {
+  readonly groupId: string;
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId?: string | null;
+}
+
+export interface LeaveGroupInput {
+  readonly groupId: string;
+  /** A static member leaves by groupInstanceId (memberId '' removes whoever holds it). */
+  readonly members: ReadonlyArray<{ readonly memberId: string; readonly groupInstanceId?: string | null }>;
+}
+
+export interface OffsetFetchInput {
+  readonly groupId: string;
+  /** null: every partition the group has committed. */
+  readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null;
+}
+
+export interface OffsetCommitInput {
+  readonly groupId: string;
+  /** -1 (with memberId '') commits for a consumer outside group management; accepted only while the group has no members. */
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId?: string | null;
+  readonly topics: ReadonlyArray<{
+    readonly name: string;
+    readonly partitions: ReadonlyArray<{ readonly partition: number; readonly committedOffset: number; readonly committedLeaderEpoch?: number; readonly metadata?: string | null }>;
   }>;
 }
 
@@ -249,6 +317,95 @@ export class BrokerConnection {
   /** The broker's metadata image summary: every registered broker (fenced ones too) and the controller id. */
   async describeCluster(): Promise<DescribeClusterResponse> {
     return parseDescribeClusterResponse(await this.call(ApiKey.DescribeCluster, {}, this.requestTimeoutMs));
+  }
+
+  /**
+   * InitProducerId (idempotent producer, docs/idempotence.md): a fresh
+   * producer id at epoch 0, or, given the current id and epoch, the same id
+   * at the next epoch (a fresh id once the epoch would pass int16 max).
+   * Failures throw (COORDINATOR_NOT_AVAILABLE is retriable).
+   */
+  async initProducerId(current?: { readonly producerId: number; readonly producerEpoch: number }): Promise<{ producerId: number; producerEpoch: number }> {
+    const body = { transactionalId: null, producerId: current?.producerId ?? -1, producerEpoch: current?.producerEpoch ?? -1 };
+    const v = ResponseView.of('InitProducerId', await this.call(ApiKey.InitProducerId, body, this.requestTimeoutMs));
+    return { producerId: v.int('producerId'), producerEpoch: v.int('producerEpoch') };
+  }
+
+  // ---- groups: send these to the group's coordinator (findCoordinator), except findCoordinator and listGroups.
+  // A whole-request failure throws: NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS
+  // (find the coordinator again, retry), REBALANCE_IN_PROGRESS (rejoin), ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID
+  // (rejoin, as a new member for the latter), FENCED_INSTANCE_ID (another instance took this static id: stop).
+
+  /** The broker coordinating `groupId` (any broker answers). COORDINATOR_NOT_AVAILABLE (thrown) while there is none yet. */
+  async findCoordinator(groupId: string): Promise<FindCoordinatorResponse> {
+    return parseFindCoordinatorResponse(await this.call(ApiKey.FindCoordinator, { key: groupId }, this.requestTimeoutMs));
+  }
+
+  /** Answers once the group's join barrier closes (up to rebalanceTimeoutMs). MEMBER_ID_REQUIRED throws with `details.memberId`. */
+  async joinGroup(req: JoinGroupInput): Promise<JoinGroupResponse> {
+    const rebalanceTimeoutMs = req.rebalanceTimeoutMs ?? req.sessionTimeoutMs;
+    const body = {
+      groupId: req.groupId, sessionTimeoutMs: req.sessionTimeoutMs, rebalanceTimeoutMs, memberId: req.memberId,
+      groupInstanceId: req.groupInstanceId ?? null, protocolType: req.protocolType,
+      protocols: req.protocols.map((p) => ({ name: p.name, metadata: p.metadata })),
+    };
+    return parseJoinGroupResponse(await this.call(ApiKey.JoinGroup, body, rebalanceTimeoutMs + this.requestTimeoutMs));
+  }
+
+  /** The member's assignment for the generation; a follower's answer waits for the leader's SyncGroup. */
+  async syncGroup(req: SyncGroupInput): Promise<SyncGroupResponse> {
+    const body = {
+      groupId: req.groupId, generationId: req.generationId, memberId: req.memberId, groupInstanceId: req.groupInstanceId ?? null,
+      assignments: (req.assignments ?? []).map((a) => ({ memberId: a.memberId, assignment: a.assignment })),
+    };
+    return parseSyncGroupResponse(await this.call(ApiKey.SyncGroup, body, (req.rebalanceTimeoutMs ?? 0) + this.requestTimeoutMs));
+  }
+
+  /** Keeps the member's session alive; REBALANCE_IN_PROGRESS (thrown) says rejoin. */
+  async heartbeat(req: GroupMemberInput): Promise<HeartbeatResponse> {
+    const body = { groupId: req.groupId, generationId: req.generationId, memberId: req.memberId, groupInstanceId: req.groupInstanceId ?? null };
+    return parseHeartbeatResponse(await this.call(ApiKey.Heartbeat, body, this.requestTimeoutMs));
+  }
+
+  /** Members leave at once (no session timeout to wait for); per-member errors are in the answer. */
+  async leaveGroup(req: LeaveGroupInput): Promise<LeaveGroupResponse> {
+    const body = { groupId: req.groupId, members: req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null })) };
+    return parseLeaveGroupResponse(await this.call(ApiKey.LeaveGroup, body, this.requestTimeoutMs));
+  }
+
+  /** Answered once the commit is replicated (acks=all on __consumer_offsets); errors are per partition. */
+  async offsetCommit(req: OffsetCommitInput): Promise<OffsetCommitResponse> {
+    const body = {
+      groupId: req.groupId, generationId: req.generationId, memberId: req.memberId, groupInstanceId: req.groupInstanceId ?? null,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partition, committedOffset: p.committedOffset, committedLeaderEpoch: p.committedLeaderEpoch ?? NO_LEADER_EPOCH, metadata: p.metadata ?? null,
+        })),
+      })),
+    };
+    return parseOffsetCommitResponse(await this.call(ApiKey.OffsetCommit, body, this.requestTimeoutMs));
+  }
+
+  /** Committed offsets (-1: none); topics null asks for every partition the group committed. */
+  async offsetFetch(req: OffsetFetchInput): Promise<OffsetFetchResponse> {
+    const body = { groupId: req.groupId, topics: req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })) };
+    return parseOffsetFetchResponse(await this.call(ApiKey.OffsetFetch, body, this.requestTimeoutMs));
+  }
+
+  /** The groups this broker coordinates (ask every broker for all of them). */
+  async listGroups(): Promise<ListGroupsResponse> {
+    return parseListGroupsResponse(await this.call(ApiKey.ListGroups, {}, this.requestTimeoutMs));
+  }
+
+  /** Per group: state, protocol, members (metadata and assignment while Stable); an unknown group is 'Dead'. */
+  async describeGroups(groupIds: readonly string[]): Promise<DescribeGroupsResponse> {
+    return parseDescribeGroupsResponse(await this.call(ApiKey.DescribeGroups, { groups: [...groupIds] }, this.requestTimeoutMs));
+  }
+
+  /** Deletes Empty groups and their offsets (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND per group). */
+  async deleteGroups(groupIds: readonly string[]): Promise<DeleteGroupsResponse> {
+    return parseDeleteGroupsResponse(await this.call(ApiKey.DeleteGroups, { groups: [...groupIds] }, this.requestTimeoutMs));
   }
 
   /**

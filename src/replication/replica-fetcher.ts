@@ -44,6 +44,8 @@ export interface FetcherOptions {
   readonly partitionFetchBytesMax?: number;
   readonly backoffMs?: number;
   readonly requestTimeoutMs?: number;
+  /** Told of every follower append (stamped batches), so producer state follows the log (idempotence). */
+  readonly onAppended?: (p: Partition, batches: Buffer) => void;
 }
 
 interface FetchState {
@@ -287,7 +289,10 @@ export class ReplicaFetcher {
       const from = firstBatchAtOrAfter(records, log.logEndOffset);
       if (from.overlapBase !== null) log.truncateTo(from.overlapBase);
       const tail = records.subarray(from.position);
-      if (tail.length > 0) log.appendAsFollower(tail);
+      if (tail.length > 0) {
+        log.appendAsFollower(tail);
+        this.opts.onAppended?.(s.p, tail);
+      }
     }
     log.updateHighWatermark(Math.min(r.highWatermark, log.logEndOffset));
   }

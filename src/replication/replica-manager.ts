@@ -6,6 +6,9 @@
 //   leader) or remove the replica (log deleted) — applyImage().
 // - Produce appends to the leader's log under its leader epoch; acks=all
 //   waits in the purgatory until the high watermark passes the batch.
+//   Batches of idempotent producers are checked first against the
+//   partition's producer state (producer-state-store.ts): a retried duplicate
+//   is answered with its original offsets instead of being appended again.
 // - Fetch serves consumers up to the high watermark and followers up to the
 //   log end; a follower's fetch offset is its LEO, which moves the HW.
 //   Fetches with nothing to return long-poll in the purgatory.
@@ -35,6 +38,8 @@ import { Purgatory } from './delayed.js';
 import type { LeaderState } from './rules/leader-state.js';
 import { Partition, partitionKey } from './partition.js';
 import { ReplicaFetcherManager, type FetcherOptions } from './replica-fetcher.js';
+import { PRODUCER_ID_EXPIRATION_MS_DEFAULT, ProducerStateStore } from './producer-state-store.js';
+import type { ProducerStateTable } from './rules/producer-state.js';
 
 export type DurabilityMode = 'replication' | 'fsync';
 
@@ -66,10 +71,14 @@ export interface ReplicaManagerOptions {
   readonly alterPartition: (req: AlterPartitionCall) => Promise<AlterPartitionAnswer>;
   readonly brokerEpoch: () => number;
   /** How followers reach leaders (link factory, fetch sizes). */
-  readonly fetcher: Omit<FetcherOptions, 'brokerId' | 'brokerEpoch' | 'logger' | 'durability'>;
+  readonly fetcher: Omit<FetcherOptions, 'brokerId' | 'brokerEpoch' | 'logger' | 'durability' | 'onAppended'>;
+  /** Idle producers' state is forgotten after this long (Kafka's producer.id.expiration.ms; default one day). */
+  readonly producerIdExpirationMs?: number;
 }
 
 type PartitionError = { errorCode: number; errorMessage: string | null };
+
+export type LeadershipListener = (p: Partition, leading: boolean) => void;
 
 /** Image work per event-loop turn: about this long, and at least this many partitions. */
 const APPLY_SLICE_MS = 20;
@@ -91,6 +100,8 @@ export class ReplicaManager {
   private readonly producePurgatory = new Purgatory();
   private readonly fetchPurgatory = new Purgatory();
   private readonly fetchers: ReplicaFetcherManager;
+  /** Idempotent-producer state per hosted partition (checked on produce, updated by every append). */
+  private readonly producerStates: ProducerStateStore;
   private readonly unflushed = new Set<Partition>();
   private flushScheduled = false;
   private image: MetadataImage | null = null;
@@ -110,18 +121,28 @@ export class ReplicaManager {
   private drainScheduled = false;
   /** The topic id whose config each topic's logs were given. */
   private readonly configuredTopics = new Map<string, string>();
+  /** Told when this broker starts or stops leading a partition (the group coordinator follows __consumer_offsets). */
+  private readonly leadershipListeners = new Set<LeadershipListener>();
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     this.log = opts.logger;
+    this.producerStates = new ProducerStateStore({
+      clock: opts.clock, logger: opts.logger.child({ component: 'producer-state' }),
+      expirationMs: opts.producerIdExpirationMs ?? PRODUCER_ID_EXPIRATION_MS_DEFAULT,
+    });
     this.fetchers = new ReplicaFetcherManager({
       ...opts.fetcher, brokerId: opts.brokerId, brokerEpoch: opts.brokerEpoch, durability: opts.durability,
       logger: opts.logger.child({ component: 'fetcher' }),
+      onAppended: (p, batches) => this.producerStates.afterAppend(p, batches),
     });
   }
 
   start(): void {
     const intervalMs = Math.max(10, Math.floor(this.opts.replicaLagTimeMaxMs / 2));
-    this.isrTimer = setInterval(() => this.checkIsrs(), intervalMs);
+    this.isrTimer = setInterval(() => {
+      this.checkIsrs();
+      this.producerStates.maybeExpire();
+    }, intervalMs);
     this.isrTimer.unref();
   }
 
@@ -133,6 +154,7 @@ export class ReplicaManager {
     this.fetchPurgatory.expireAll();
     await this.fetchers.stop();
     this.flushNow();
+    this.producerStates.writeSnapshots();
   }
 
   /** The hosted partition (tests, describe). */
@@ -142,6 +164,12 @@ export class ReplicaManager {
 
   get hostedPartitions(): readonly Partition[] {
     return [...this.partitions.values()];
+  }
+
+  /** The idempotent-producer state of a hosted partition, once built (tests). */
+  producerState(topic: string, index: number): ProducerStateTable | undefined {
+    const p = this.partitions.get(partitionKey(topic, index));
+    return p && this.producerStates.table(p);
   }
 
   // ---- metadata image --------------------------------------------------------
@@ -262,6 +290,7 @@ export class ReplicaManager {
     const log = this.opts.logs.getOrCreateLog(t.name, index);
     const p = new Partition(t.name, index, t.topicId, log, this.opts.brokerId);
     this.partitions.set(p.key, p);
+    this.producerStates.open(p);
     return p;
   }
 
@@ -289,6 +318,7 @@ export class ReplicaManager {
     this.producePurgatory.expireKey(p.key);
     this.fetchPurgatory.poke(p.key);
     if (p.leader!.onLocalAppend(this.durableEnd(p))) this.onHighWatermarkMoved(p);
+    this.notifyLeadership(p, true);
   }
 
   private becomeFollower(p: Partition, reg: PartitionRegistration): void {
@@ -299,17 +329,43 @@ export class ReplicaManager {
     if (reg.leader >= 0 && this.image) this.fetchers.addPartition(p, reg.leader, reg.leaderEpoch, this.image);
     else this.fetchers.removePartition(p);
     this.log.info({ topic: p.topic, partition: p.index, leader: reg.leader, leaderEpoch: reg.leaderEpoch, wasLeader }, 'became follower');
+    if (wasLeader) this.notifyLeadership(p, false);
   }
 
   private removeReplica(p: Partition): void {
+    const wasLeader = p.isLeader;
     this.fetchers.removePartition(p);
     p.leader = null;
     this.partitions.delete(p.key);
+    this.producerStates.forget(p);
     this.unflushed.delete(p);
     this.producePurgatory.expireKey(p.key);
     this.fetchPurgatory.expireKey(p.key);
     this.opts.logs.deleteLog(p.topic, p.index);
     this.log.info({ topic: p.topic, partition: p.index }, 'removed replica');
+    if (wasLeader) this.notifyLeadership(p, false);
+  }
+
+  // ---- leadership listeners (the group coordinator) ----------------------------
+
+  /**
+   * Calls `listener(p, true)` each time this broker becomes leader of a
+   * partition (also at a new leader epoch) and `listener(p, false)` when it
+   * stops leading one — after the change took effect. Returns the unsubscribe.
+   */
+  onLeadershipChange(listener: LeadershipListener): () => void {
+    this.leadershipListeners.add(listener);
+    return () => this.leadershipListeners.delete(listener);
+  }
+
+  private notifyLeadership(p: Partition, leading: boolean): void {
+    for (const listener of this.leadershipListeners) {
+      try {
+        listener(p, leading);
+      } catch (err) {
+        this.log.error({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'leadership listener failed');
+      }
+    }
   }
 
   private topicLogConfig(image: MetadataImage, topic: string): Partial<LogConfig> {
@@ -353,11 +409,21 @@ export class ReplicaManager {
             return Object.assign(out, failure(Errors.NOT_ENOUGH_REPLICAS, `${p!.key} has ${p!.leader!.isr.length} in-sync replicas, min.insync.replicas is ${minIsr}`));
           }
           try {
+            // Idempotence: a retried batch already in the log is answered with its original offsets, not appended again.
+            const idem = this.producerStates.checkProduce(p!, pd.records);
+            if (idem.kind === 'duplicate') {
+              out.baseOffset = idem.firstOffset;
+              out.logStartOffset = p!.log.logStartOffset;
+              if (req.acks === -1) waiting.push({ p: p!, leader: p!.leader!, lastOffset: idem.lastOffset, minIsr, out });
+              return out;
+            }
             const info = p!.log.append(pd.records, { leaderEpoch: p!.leaderEpoch });
             out.baseOffset = info.baseOffset;
             out.logStartOffset = info.logStartOffset;
             this.afterLeaderAppend(p!);
             if (req.acks === -1) waiting.push({ p: p!, leader: p!.leader!, lastOffset: info.lastOffset, minIsr, out });
+            // Last: should it fail, the batch is in the log and the table, behind it, is rebuilt at the next check.
+            this.producerStates.afterAppend(p!, pd.records);
           } catch (err) {
             Object.assign(out, failureOf(err));
           }

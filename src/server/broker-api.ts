@@ -5,6 +5,10 @@
 //   - data plane (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch) by the
 //     replica manager;
 //   - Metadata, DescribeCluster, ApiVersions from this node's metadata image;
+//   - InitProducerId from a block of producer ids the controller allocated
+//     (producer-ids.ts);
+//   - group APIs (FindCoordinator, JoinGroup, ..., OffsetCommit) by the group
+//     coordinator (src/groups/group-api.ts);
 //   - admin requests (CreateTopics, DeleteTopics, ...) forwarded to the active
 //     controller, whose answer comes back unchanged;
 //   - controller-only requests (registration, heartbeats, AlterPartition)
@@ -26,6 +30,10 @@ import { NO_RESPONSE, type ConnectionInfo, type RequestHandler } from '../net/se
 import type { MetadataImage } from '../metadata/image.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
+import { parseInitProducerIdRequest } from '../protocol/apis/groups.js';
+import { initProducerId, type ProducerIdSource } from './producer-ids.js';
+import type { GroupCoordinator } from '../groups/coordinator.js';
+import { GROUP_APIS, serveGroupApi } from '../groups/group-api.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
 
@@ -34,6 +42,10 @@ export interface BrokerApiDeps {
   readonly controllerId: () => number;
   readonly replicas: ReplicaManager;
   readonly controller: ControllerCall;
+  /** Fresh producer ids for InitProducerId (producer-ids.ts); without it, InitProducerId answers COORDINATOR_NOT_AVAILABLE. */
+  readonly producerIds?: ProducerIdSource;
+  /** The group coordinator; without it, group APIs answer COORDINATOR_NOT_AVAILABLE. */
+  readonly groups?: GroupCoordinator;
 }
 
 /** Admin APIs a broker forwards to the active controller, by the controller API's name. */
@@ -55,6 +67,8 @@ const CONTROLLER_ONLY: ReadonlySet<number> = new Set([
 const SERVED: readonly number[] = [
   ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata, ApiKey.ApiVersions,
   ApiKey.OffsetForLeaderEpoch, ApiKey.DescribeCluster, ...FORWARDED.keys(),
+  ApiKey.InitProducerId,
+  ...GROUP_APIS,
 ];
 
 /** Every API this broker answers, with its versions (all 0 for now). */
@@ -89,9 +103,15 @@ export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
         return deps.replicas.listOffsets(parseListOffsetsRequest(body));
       case ApiKey.OffsetForLeaderEpoch:
         return deps.replicas.offsetForLeaderEpoch(parseOffsetForLeaderEpochRequest(body));
+      case ApiKey.InitProducerId: {
+        const init = parseInitProducerIdRequest(body);
+        if (!deps.producerIds) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker hands out no producer ids');
+        return initProducerId(init, deps.producerIds);
+      }
       default:
         break;
     }
+    if (GROUP_APIS.has(req.apiKey)) return serveGroupApi(deps.groups, req, conn.remoteAddress);
     const forwarded = FORWARDED.get(req.apiKey);
     if (forwarded) return deps.controller(forwarded, body);
     const controllerId = deps.controllerId();

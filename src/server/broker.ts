@@ -24,6 +24,8 @@ import { ReplicaManager, type AlterPartitionAnswer, type DurabilityMode } from '
 import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
 import { BrokerLifecycle } from './broker-lifecycle.js';
 import { createBrokerApi, type ControllerCall } from './broker-api.js';
+import { ProducerIdManager } from './producer-ids.js';
+import { GroupCoordinator } from '../groups/coordinator.js';
 
 export interface BrokerSettings {
   readonly listen: { readonly host: string; readonly port: number };
@@ -57,6 +59,7 @@ export interface Broker {
   readonly lifecycle: BrokerLifecycle;
   readonly replicas: ReplicaManager;
   readonly logs: LogManager;
+  readonly groups: GroupCoordinator;
   /** Controlled shutdown (leaderships handed over first unless `controlled` is false), then close. */
   stop(opts?: { controlled?: boolean }): Promise<void>;
 }
@@ -74,14 +77,27 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
     fetcher: {},
   });
+  // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
+  const groups = new GroupCoordinator({
+    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: SystemClock, rng: opts.rng.fork(),
+    logger: log.child({ component: 'groups' }),
+  });
+  groups.start();
   const listener = new WsServer(
-    createBrokerApi({ image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin }),
+    createBrokerApi({
+      image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
+      producerIds: new ProducerIdManager({
+        brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
+      }),
+      groups,
+    }),
     log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS,
   );
   let bound;
   try {
     bound = await listener.listen(s.listen);
   } catch (err) {
+    groups.stop();
     logs.close();
     throw err;
   }
@@ -117,11 +133,12 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
       else lc.stop();
       stopped = true;
       unsubscribe();
+      groups.stop();
       await replicas.stop();
       await listener.close();
       logs.close();
     })();
     return stopping;
   };
-  return { url, lifecycle: lc, replicas, logs, stop };
+  return { url, lifecycle: lc, replicas, logs, groups, stop };
 }

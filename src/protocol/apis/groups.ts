@@ -132,3 +132,65 @@ export function parseInitProducerIdRequest(b: Body): InitProducerIdRequest {
   if (b.transactionalId !== undefined && b.transactionalId !== null) throw badRequest('transactions are not supported: transactionalId must be null');
   return { producerId: int(b, 'producerId', -1), producerEpoch: int(b, 'producerEpoch', -1) };
 }
+
+// ---- responses (the shapes src/groups/coordinator.ts answers with) ---------
+// Binary fields are typed Uint8Array so the client core needs no Node Buffer.
+// Fields added to the contract above: JoinGroup's `protocolType` and
+// `skipAssignment` (KIP-814: a static leader that rejoined without a
+// rebalance must not compute a new assignment), SyncGroup's `protocolType`,
+// LeaveGroup's per-member `groupInstanceId`/`errorMessage`, OffsetFetch's
+// per-partition `errorMessage`, ListGroups' `errorMessage`, DescribeGroups'
+// per-group `errorMessage`.
+
+export interface FindCoordinatorResponse { errorCode: number; errorMessage: string | null; nodeId: number; url: string | null }
+export interface JoinGroupMember { memberId: string; groupInstanceId: string | null; metadata: Uint8Array }
+export interface JoinGroupResponse {
+  errorCode: number;
+  errorMessage: string | null;
+  generationId: number;
+  protocolType: string | null;
+  protocolName: string | null;
+  leader: string;
+  memberId: string;
+  skipAssignment: boolean;
+  /** Every member with its metadata for the chosen protocol — for the leader only; empty for the others. */
+  members: JoinGroupMember[];
+}
+export interface SyncGroupResponse { errorCode: number; errorMessage: string | null; protocolType: string | null; protocolName: string | null; assignment: Uint8Array }
+export interface HeartbeatResponse { errorCode: number; errorMessage: string | null }
+export interface LeaveGroupMemberResponse { memberId: string; groupInstanceId: string | null; errorCode: number; errorMessage: string | null }
+export interface LeaveGroupResponse { errorCode: number; errorMessage: string | null; members: LeaveGroupMemberResponse[] }
+export interface OffsetCommitPartitionResponse { partition: number; errorCode: number; errorMessage: string | null }
+export interface OffsetCommitResponse { topics: Array<{ name: string; partitions: OffsetCommitPartitionResponse[] }> }
+export interface OffsetFetchPartitionResponse {
+  partition: number;
+  /** -1: nothing committed. */
+  committedOffset: number;
+  committedLeaderEpoch: number;
+  metadata: string | null;
+  errorCode: number;
+  errorMessage: string | null;
+}
+export interface OffsetFetchResponse { errorCode: number; errorMessage: string | null; topics: Array<{ name: string; partitions: OffsetFetchPartitionResponse[] }> }
+export interface ListedGroup { groupId: string; protocolType: string; groupState: GroupState }
+export interface ListGroupsResponse { errorCode: number; errorMessage: string | null; groups: ListedGroup[] }
+export interface DescribedGroupMember {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  /** The member's metadata for the chosen protocol, and its assignment: only while the group is Stable (empty otherwise). */
+  metadata: Uint8Array;
+  assignment: Uint8Array;
+}
+export interface DescribedGroup {
+  errorCode: number;
+  errorMessage: string | null;
+  groupId: string;
+  groupState: GroupState;
+  protocolType: string;
+  protocolName: string;
+  members: DescribedGroupMember[];
+}
+export interface DescribeGroupsResponse { groups: DescribedGroup[] }
+export interface DeleteGroupsResponse { results: Array<{ groupId: string; errorCode: number; errorMessage: string | null }> }

@@ -1,0 +1,202 @@
+// Keeps the idempotent-producer state (rules/producer-state.ts) of the
+// partitions this broker hosts in step with their logs: the leader checks
+// produce requests against it before appending, and every append — leader's
+// or follower's — updates it, so a follower that becomes leader already knows
+// every producer's last batches.
+//
+// A partition's table is built lazily, the first time a batch with a producer
+// id comes by (or from a snapshot, below): partitions without idempotent
+// producers never pay for it. Building means scanning the batch headers of
+// the whole log (producer-state-scan.ts).
+//
+// Truncation: a table records the log end offset it reflects. Whenever the
+// log's end and the table's disagree (a follower cut a divergent tail, or
+// restarted its log at the leader's start) the table follows: it drops what
+// lay past the cut, exactly, unless that leaves a producer whose older
+// batches are still in the log but no longer retained — then, and when the
+// log moved forward without us, the table is rebuilt from the log.
+//
+// Snapshots: on clean shutdown (ReplicaManager.stop) each table whose end is
+// the log's end is written to `producer-state.snapshot` in the log directory,
+// with the log end offset and the leader-epoch entries. On start it is loaded
+// only if the log still ends there with the same epochs — by the leader-epoch
+// property, a log with the same (epoch, start offset) entries and end holds the
+// same batches — and is then deleted, so a later crash rebuilds by scanning.
+//
+// Expiry (Kafka's producer.id.expiration.ms): producers whose last batch's
+// timestamp is older than `expirationMs` are forgotten, checked every
+// PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS; a later batch of theirs that does
+// not start at sequence 0 gets UNKNOWN_PRODUCER_ID.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Clock } from '../util/clock.js';
+import { Errors, SluiceError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { writeFileAtomic } from '../util/fs-util.js';
+import { batchProblem, batchSizeAt } from '../storage/batch-header.js';
+import type { PartitionLog } from '../storage/partition-log.js';
+import type { Partition } from './partition.js';
+import { ProducerStateTable, type AppendedBatch } from './rules/producer-state.js';
+import { UNSAFE_PRODUCER_ID, producerFactsIn, scanLogProducerFacts } from './producer-state-scan.js';
+
+export const PRODUCER_STATE_SNAPSHOT_FILE = 'producer-state.snapshot';
+const SNAPSHOT_VERSION = 1;
+/** Kafka's producer.id.expiration.ms default: one day. */
+export const PRODUCER_ID_EXPIRATION_MS_DEFAULT = 24 * 60 * 60 * 1000;
+/** Kafka's producer.id.expiration.check.interval.ms default. */
+export const PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 10 * 60 * 1000;
+
+export type ProduceCheck =
+  | { readonly kind: 'append' }
+  | { readonly kind: 'duplicate'; readonly firstOffset: number; readonly lastOffset: number };
+
+export interface ProducerStateStoreOptions {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly expirationMs: number;
+}
+
+export class ProducerStateStore {
+  private readonly tables = new Map<Partition, ProducerStateTable>();
+  private lastExpiryMs: number;
+
+  constructor(private readonly opts: ProducerStateStoreOptions) {
+    this.lastExpiryMs = opts.clock.nowMs();
+  }
+
+  /** The partition's table, if built (tests, describe). */
+  table(p: Partition): ProducerStateTable | undefined {
+    return this.tables.get(p);
+  }
+
+  /** A new replica: takes its snapshot from a clean shutdown, if it still matches the log. */
+  open(p: Partition): void {
+    const file = path.join(p.log.dir, PRODUCER_STATE_SNAPSHOT_FILE);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      return; // none (the usual case), or unreadable: the table is built from the log when needed
+    }
+    const table = snapshotTable(text, p.log);
+    if (table) this.tables.set(p, table);
+    else this.opts.logger.info({ topic: p.topic, partition: p.index }, 'producer state snapshot does not match the log; ignoring it');
+    try {
+      fs.unlinkSync(file);
+    } catch (err) {
+      this.opts.logger.warn({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'could not delete the producer state snapshot');
+    }
+  }
+
+  forget(p: Partition): void {
+    this.tables.delete(p);
+  }
+
+  /**
+   * The leader's check of a produce request's batches for `p`, before the
+   * append. Throws the SluiceError to answer (OUT_OF_ORDER_SEQUENCE_NUMBER,
+   * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID, ...; CORRUPT_MESSAGE when a
+   * refused or duplicate batch fails its CRC). Malformed bytes pass as
+   * 'append': the log's validation refuses them.
+   */
+  checkProduce(p: Partition, buf: Buffer): ProduceCheck {
+    const facts = producerFactsIn(buf);
+    if (facts === null) return { kind: 'append' };
+    if (facts.some((b) => b.producerId === UNSAFE_PRODUCER_ID)) {
+      throw new SluiceError(Errors.INVALID_REQUEST, 'producer id beyond 2^53: this cluster never issues one');
+    }
+    if (!this.tables.has(p) && facts.every((b) => b.producerId < 0)) return { kind: 'append' };
+    const verdict = this.current(p).checkAppend(facts);
+    if (verdict.kind === 'append') return verdict;
+    // Answering without appending skips the log's CRC check: do it here, so a corrupted retry is never taken for a duplicate.
+    for (let pos = 0; pos < buf.length; pos += batchSizeAt(buf, pos)) {
+      const problem = batchProblem(buf, pos);
+      if (problem !== null) throw new SluiceError(Errors.CORRUPT_MESSAGE, problem, { position: pos });
+    }
+    if (verdict.kind === 'reject') throw new SluiceError(verdict.error, verdict.message);
+    return verdict;
+  }
+
+  /** After `buf` (stamped batches) was appended to `p`'s log, as leader or follower. */
+  afterAppend(p: Partition, buf: Buffer): void {
+    const facts = producerFactsIn(buf);
+    if (facts === null || facts.length === 0) return;
+    const table = this.tables.get(p);
+    if (!table) {
+      if (facts.some((b) => b.producerId >= 0)) this.rebuild(p); // the scan takes in these batches too
+      return;
+    }
+    const base = facts[0]!.baseOffset;
+    if (table.endOffset > base && !table.truncateTo(base)) return void this.rebuild(p);
+    if (table.endOffset < base) return void this.rebuild(p);
+    for (const b of facts) table.apply(b);
+  }
+
+  /** Forgets producers idle longer than the expiration, at most once per check interval. */
+  maybeExpire(): void {
+    const now = this.opts.clock.nowMs();
+    if (now - this.lastExpiryMs < PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS) return;
+    this.lastExpiryMs = now;
+    for (const [p, table] of this.tables) {
+      const n = table.expire(now, this.opts.expirationMs);
+      if (n > 0) this.opts.logger.info({ topic: p.topic, partition: p.index, expired: n }, 'expired idle producer ids');
+    }
+  }
+
+  /** Clean shutdown: a snapshot per table that reflects its whole log. Failures are logged: the next start scans. */
+  writeSnapshots(): void {
+    for (const [p, table] of this.tables) {
+      const log = p.log;
+      if (log.isClosed || table.endOffset !== log.logEndOffset) continue;
+      const body = { version: SNAPSHOT_VERSION, logEndOffset: log.logEndOffset, epochs: log.epochEntries(), state: table.snapshot() };
+      try {
+        writeFileAtomic(path.join(log.dir, PRODUCER_STATE_SNAPSHOT_FILE), JSON.stringify(body));
+      } catch (err) {
+        this.opts.logger.warn({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'could not write the producer state snapshot');
+      }
+    }
+    this.tables.clear();
+  }
+
+  /** The table of `p`, built or brought in line with its log's end. */
+  private current(p: Partition): ProducerStateTable {
+    const table = this.tables.get(p);
+    const end = p.log.logEndOffset;
+    if (!table || table.endOffset < end) return this.rebuild(p);
+    if (table.endOffset > end && !table.truncateTo(end)) return this.rebuild(p);
+    return table;
+  }
+
+  private rebuild(p: Partition): ProducerStateTable {
+    this.tables.delete(p);
+    const startedMs = performance.now();
+    const table = new ProducerStateTable(0);
+    let batches = 0;
+    scanLogProducerFacts(p.log, (b: AppendedBatch) => {
+      table.apply(b);
+      batches++;
+    });
+    table.skipTo(p.log.logEndOffset);
+    table.expire(this.opts.clock.nowMs(), this.opts.expirationMs);
+    this.tables.set(p, table);
+    const facts = { topic: p.topic, partition: p.index, batches, producers: table.size, ms: Math.round(performance.now() - startedMs) };
+    if (batches > 0) this.opts.logger.info(facts, 'rebuilt producer state from the log');
+    else this.opts.logger.debug(facts, 'rebuilt producer state from the log');
+    return table;
+  }
+}
+
+/** The table in a snapshot file's text, if it is well formed and matches `log`; else null. */
+function snapshotTable(text: string, log: PartitionLog): ProducerStateTable | null {
+  let body: { version?: unknown; logEndOffset?: unknown; epochs?: unknown; state?: unknown };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    return null;
+  }
+  if (typeof body !== 'object' || body === null || body.version !== SNAPSHOT_VERSION) return null;
+  if (body.logEndOffset !== log.logEndOffset || JSON.stringify(body.epochs) !== JSON.stringify(log.epochEntries())) return null;
+  const table = ProducerStateTable.fromSnapshot(body.state);
+  return table && table.endOffset === log.logEndOffset ? table : null;
+}
