@@ -508,6 +508,15 @@ export class ReplicaManager {
 
   fetch(req: FetchRequest, isClosed: () => boolean): Promise<FetchResponse> | FetchResponse {
     const replicaId = req.replicaId;
+    // A replica fetch moves the high watermark, so it must come from the
+    // broker's current registration (its broker epoch), not from any client
+    // that names a follower's id (found by the bad-input tests).
+    if (replicaId >= 0) {
+      const reg = this.image?.brokers.get(replicaId);
+      if (!reg || reg.brokerEpoch !== req.brokerEpoch) {
+        throw new SluiceError(Errors.STALE_BROKER_EPOCH, `replica fetch from broker ${replicaId} with broker epoch ${req.brokerEpoch}; its registration has ${reg?.brokerEpoch ?? 'none'}`);
+      }
+    }
     let anyError = false;
     for (const t of req.topics) {
       for (const fp of t.partitions) {

@@ -251,6 +251,8 @@ export class TestCluster {
     const link = await this.link(id);
     const res = await link.request<FetchResponse>(ApiKey.Fetch, 0, {
       replicaId: opts.replicaId ?? -1, maxWaitMs: opts.maxWaitMs ?? 0, minBytes: 1, maxBytes: 1 << 20,
+      // A replica fetch carries the follower's current broker epoch (the leader checks it).
+      brokerEpoch: opts.replicaId === undefined ? -1 : this.nodes.get(opts.replicaId)!.brokerEpoch,
       topics: [{ name: topic, partitions: [{ partition: opts.partition ?? 0, fetchOffset, currentLeaderEpoch: opts.currentLeaderEpoch ?? -1, partitionMaxBytes: 1 << 20 }] }],
     }, REQUEST_TIMEOUT_MS);
     return res.topics[0]!.partitions[0]!;
