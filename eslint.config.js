@@ -11,6 +11,8 @@ export const PURE_FOLDERS = [
   'src/controller/**/*.ts',
   'src/replication/rules/**/*.ts',
   'src/groups/membership/**/*.ts',
+  'src/groups/assignors.ts',
+  'src/groups/consumer-protocol.ts',
 ];
 
 /** Shell code inside otherwise pure folders: it wires the pure part to I/O. */

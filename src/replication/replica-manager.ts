@@ -529,6 +529,8 @@ export class ReplicaManager {
       }
     }
     const first = this.readAll(req);
+    // An error in any partition (e.g. OFFSET_OUT_OF_RANGE from the read) is answered at once, as Kafka does.
+    anyError ||= first.response.topics.some((t) => t.partitions.some((x) => x.errorCode !== 0));
     if (anyError || req.maxWaitMs === 0 || first.bytes >= Math.max(1, req.minBytes)) return first.response;
     return new Promise((resolve) => {
       const keys = req.topics.flatMap((t) => t.partitions.map((fp) => partitionKey(t.name, fp.partition)));
