@@ -1,4 +1,19 @@
-// Public entry point of the sluice package.
+// Public entry point of the sluice package for Node.js: the client library
+// with ws as its WebSocket (src/client/index.ts is the portable one), and the
+// error table.
+import { Client as PortableClient } from './client/index.js';
+import type { ClientOptions } from './client/client.js';
+import { nodeWebSocketFactory } from './client/node-websocket.js';
+
 export { VERSION } from './version.js';
 export { Errors, SluiceError, errorForCode, isSluiceError } from './util/errors.js';
 export type { ErrorInfo, ErrorName } from './util/errors.js';
+export * from './client/index.js';
+export { nodeWebSocketFactory } from './client/node-websocket.js';
+
+/** The client, connecting with ws unless another `webSocketFactory` is given. */
+export class Client extends PortableClient {
+  constructor(opts: ClientOptions) {
+    super({ webSocketFactory: nodeWebSocketFactory, ...opts });
+  }
+}

@@ -14,7 +14,7 @@
 // so unlike broker-connection.ts this module is Node-only for now.
 
 import { CompressionType, CONTROL_FLAG_MASK } from '../storage/batch-header.js';
-import { decodeRecordBatches, encodeRecordBatch, type RecordHeader } from '../storage/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch, type RecordHeader, type RecordInput } from '../storage/record-batch.js';
 
 export type MessageBytes = string | Uint8Array | null;
 
@@ -66,6 +66,14 @@ export function decodeFetchedRecords(records: Uint8Array, fetchOffset: number): 
     }
   }
   return out;
+}
+
+/**
+ * One message as the batch codec's input (what the Producer accumulates):
+ * strings become UTF-8 Buffers, binary stays a view (not a copy).
+ */
+export function toRecordInput(m: Message, timestampMs: number): RecordInput {
+  return { key: toBuffer(m.key ?? null), value: toBuffer(m.value), headers: toHeaders(m.headers), timestamp: m.timestamp ?? timestampMs };
 }
 
 function toBuffer(bytes: Uint8Array): Buffer;

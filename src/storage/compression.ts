@@ -3,8 +3,14 @@
 //
 // The registry is a value, not a hidden global: record-batch.ts takes one as a
 // parameter (defaulting to `defaultCompressionRegistry`), so a browser build or
-// the client can register other codecs (lz4, zstd) without touching storage.
-// This is the only module of the codec that imports node:zlib.
+// the client can register other codecs (zstd) without touching storage.
+// This is the only module of the codec that imports node:zlib or lz4-napi.
+//
+// LZ4 (Kafka codec id 3) is the LZ4 *frame* format, as Kafka writes it for
+// RecordBatch v2. lz4-napi cannot bound its output, so before inflating we
+// walk the frame's block headers (cheap: no decompression) and refuse a frame
+// whose blocks could expand past the bound: each block holds at most the
+// frame's declared block size (64 KiB to 4 MiB).
 //
 // Invariants: decompress never returns more than `decompressedBytesMax` bytes
 // (a CRC-valid batch is no proof of good intent: a gzip bomb has a fine CRC),
@@ -12,6 +18,7 @@
 // SluiceError(CORRUPT_MESSAGE), never a raw zlib or Range error.
 
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { CompressionType } from './batch-header.js';
 import { assert } from '../util/assert.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
@@ -37,6 +44,55 @@ export const gzipCodec: CompressionCodec = {
   compress: (buf) => gzipSync(buf),
   decompress: (buf, outputBytesMax) => gunzipSync(buf, { maxOutputLength: outputBytesMax }),
 };
+
+export const lz4Codec: CompressionCodec = {
+  compress: (buf) => compressFrameSync(buf),
+  decompress: (buf, outputBytesMax) => {
+    const bound = lz4FrameBound(buf);
+    if (bound > outputBytesMax) throw new RangeError(`lz4 frame may expand to ${bound} bytes, above ${outputBytesMax}`);
+    return decompressFrameSync(buf);
+  },
+};
+
+const LZ4_FRAME_MAGIC = 0x184d2204;
+/** Block size codes 4..7 of the BD byte: 64 KiB, 256 KiB, 1 MiB, 4 MiB. */
+const LZ4_BLOCK_BYTES_MAX = new Map([[4, 64 * 1024], [5, 256 * 1024], [6, 1024 * 1024], [7, 4 * 1024 * 1024]]);
+const LZ4_UNCOMPRESSED_BLOCK_FLAG = 0x80000000;
+
+/**
+ * The most bytes one LZ4 frame (the whole of `buf`, nothing after it) can
+ * decompress to: its block count times its block size. Throws RangeError on a
+ * malformed frame header or block list, and on bytes after the frame.
+ */
+export function lz4FrameBound(buf: Buffer): number {
+  const need = (pos: number, n: number): void => {
+    if (pos + n > buf.length) throw new RangeError(`lz4 frame truncated at byte ${pos}`);
+  };
+  need(0, 7);
+  if (buf.readUInt32LE(0) !== LZ4_FRAME_MAGIC) throw new RangeError('not an lz4 frame (bad magic)');
+  const flg = buf[4]!;
+  const blockBytesMax = LZ4_BLOCK_BYTES_MAX.get((buf[5]! >> 4) & 0x07);
+  if (flg >> 6 !== 1 || blockBytesMax === undefined) throw new RangeError('unsupported lz4 frame version or block size');
+  const blockChecksum = (flg & 0x10) !== 0;
+  const contentChecksum = (flg & 0x04) !== 0;
+  let pos = 6 + ((flg & 0x08) !== 0 ? 8 : 0) + ((flg & 0x01) !== 0 ? 4 : 0) + 1; // content size, dict id, header checksum
+  let blocks = 0;
+  for (;;) {
+    need(pos, 4);
+    const word = buf.readUInt32LE(pos);
+    pos += 4;
+    if (word === 0) break; // end mark
+    const size = (word & ~LZ4_UNCOMPRESSED_BLOCK_FLAG) >>> 0;
+    if (size > blockBytesMax) throw new RangeError(`lz4 block of ${size} bytes exceeds the frame's ${blockBytesMax}`);
+    pos += size + (blockChecksum ? 4 : 0);
+    need(pos, 0);
+    blocks++;
+  }
+  pos += contentChecksum ? 4 : 0;
+  need(pos, 0);
+  if (pos !== buf.length) throw new RangeError(`${buf.length - pos} bytes after the lz4 frame`);
+  return blocks * blockBytesMax;
+}
 
 /** Lower-case codec name as Kafka's `compression.type` spells it ("type 6" for unassigned ids). */
 export function compressionName(type: number): string {
@@ -88,7 +144,8 @@ export class CompressionRegistry {
   }
 }
 
-/** None and Gzip; the client adds lz4/zstd here (or builds its own registry). */
+/** None, Gzip and Lz4; a client may add zstd here (or build its own registry). */
 export const defaultCompressionRegistry = new CompressionRegistry()
   .register(CompressionType.None, noneCodec)
-  .register(CompressionType.Gzip, gzipCodec);
+  .register(CompressionType.Gzip, gzipCodec)
+  .register(CompressionType.Lz4, lz4Codec);

@@ -1,0 +1,212 @@
+// Cluster administration through any broker: topics, partitions, configs,
+// reassignments, and read-only views of the cluster. Built on the Client.
+//
+// Writes are forwarded by the broker to the active controller and answered
+// once their metadata records are committed. A whole-request failure that is
+// retriable (NOT_CONTROLLER during a controller election, a lost connection,
+// a timeout) is retried by Client.retry() on any broker; per-item errors are
+// not retried (a retry of a half-applied batch would report what the first
+// attempt did as an error) — the first one is thrown as a typed SluiceError
+// whose details carry every item's result.
+//
+// Group administration (listGroups, describeGroups, fetchOffsets,
+// resetOffsets, deleteGroups) lives in group-admin.ts.
+
+import { ApiKey } from '../protocol/api-keys.js';
+import { Errors, SluiceError } from '../util/errors.js';
+import type { CreatedTopic, OngoingReassignment } from '../controller/replication-control.js';
+import type { DescribedConfig } from '../controller/config-control.js';
+import type { AdminApiKey, AdminApis } from './broker-connection.js';
+import { partitionError, sleep, type Client, type PartitionInfo } from './client.js';
+
+export type { CreatedTopic, OngoingReassignment, DescribedConfig };
+
+export interface NewTopic {
+  readonly topic: string;
+  /** Default: the cluster's num.partitions. */
+  readonly numPartitions?: number;
+  /** Default: the cluster's default.replication.factor. */
+  readonly replicationFactor?: number;
+  /** Explicit replicas per partition (broker ids); replaces numPartitions and replicationFactor. */
+  readonly replicaAssignment?: readonly (readonly number[])[];
+  /** Topic configs, e.g. { 'retention.ms': '3600000', 'min.insync.replicas': '2' }. */
+  readonly configs?: Readonly<Record<string, string>>;
+}
+
+export interface TopicDescription {
+  readonly name: string;
+  readonly topicId: string;
+  /** In partition order; `offlineReplicas` are replicas on brokers that are not live. */
+  readonly partitions: readonly PartitionInfo[];
+}
+
+export interface BrokerDescription {
+  readonly nodeId: number;
+  /** The client listener (ws://host:port), or null if the broker has none. */
+  readonly url: string | null;
+  readonly rack: string | null;
+  readonly fenced: boolean;
+  readonly inControlledShutdown: boolean;
+  readonly endpoints: ReadonlyArray<{ readonly name: string; readonly url: string }>;
+}
+
+export interface ClusterDescription {
+  readonly clusterId: string | null;
+  readonly controllerId: number;
+  /** Every registered broker, fenced ones included. */
+  readonly brokers: readonly BrokerDescription[];
+}
+
+export type ConfigResourceType = 'topic' | 'cluster';
+
+export interface ConfigResource {
+  readonly resourceType: ConfigResourceType;
+  /** The topic name; '' for the cluster. */
+  readonly resourceName: string;
+  readonly set?: Readonly<Record<string, string>>;
+  readonly delete?: readonly string[];
+}
+
+export interface AdminOptions {
+  /** How long createTopics waits for every new partition to have a leader. Default 30 s. */
+  readonly leaderWaitTimeoutMs?: number;
+}
+
+/** The endpoint name brokers register their client listener under. */
+const CLIENT_ENDPOINT = 'BROKER';
+const LEADER_POLL_INTERVAL_MS = 50;
+
+export class Admin {
+  private readonly leaderWaitTimeoutMs: number;
+
+  constructor(private readonly client: Client, opts: AdminOptions = {}) {
+    this.leaderWaitTimeoutMs = opts.leaderWaitTimeoutMs ?? 30_000;
+    if (!(Number.isSafeInteger(this.leaderWaitTimeoutMs) && this.leaderWaitTimeoutMs > 0)) {
+      throw new SluiceError(Errors.INVALID_CONFIG, 'leaderWaitTimeoutMs must be a positive integer');
+    }
+  }
+
+  /**
+   * Creates topics; with `waitForLeaders` (default true) resolves only once
+   * every partition has a leader, so a producer can use them at once.
+   */
+  async createTopics(req: { topics: readonly NewTopic[]; validateOnly?: boolean; waitForLeaders?: boolean }): Promise<CreatedTopic[]> {
+    const topics = req.topics.map((t) => ({
+      name: t.topic,
+      ...(t.replicaAssignment
+        ? { assignments: t.replicaAssignment.map((r) => [...r]) }
+        : { ...(t.numPartitions === undefined ? {} : { numPartitions: t.numPartitions }), ...(t.replicationFactor === undefined ? {} : { replicationFactor: t.replicationFactor }) }),
+      ...(t.configs ? { configs: { ...t.configs } } : {}),
+    }));
+    const res = await this.forward('createTopics', ApiKey.CreateTopics, { topics, ...(req.validateOnly ? { validateOnly: true } : {}) });
+    throwFirstItemError('createTopics', res.topics, (t) => ({ topic: t.name }));
+    if (req.validateOnly !== true && req.waitForLeaders !== false) {
+      await Promise.all(res.topics.map((t) => this.waitForLeaders(t.name, t.numPartitions)));
+    }
+    return res.topics;
+  }
+
+  async deleteTopics(req: { topics: readonly string[] }): Promise<void> {
+    const res = await this.forward('deleteTopics', ApiKey.DeleteTopics, { names: [...req.topics] });
+    throwFirstItemError('deleteTopics', res.topics, (t) => ({ topic: t.name }));
+  }
+
+  /** Grows each topic to `count` partitions (partitions are never removed). */
+  async createPartitions(req: { topicPartitions: ReadonlyArray<{ topic: string; count: number }>; validateOnly?: boolean }): Promise<void> {
+    for (const tp of req.topicPartitions) {
+      const res = await this.forward('createPartitions', ApiKey.CreatePartitions, { topic: tp.topic, count: tp.count, ...(req.validateOnly ? { validateOnly: true } : {}) });
+      throwFirstItemError('createPartitions', [res], () => ({ topic: tp.topic }));
+    }
+  }
+
+  /** Names of every topic, sorted. */
+  async listTopics(): Promise<string[]> {
+    const topics = await this.client.retry('listTopics', () => this.client.listTopics());
+    return topics.map((t) => t.name).sort();
+  }
+
+  /** Fresh metadata of the named topics; an unknown one throws UNKNOWN_TOPIC_OR_PARTITION. */
+  async describeTopics(req: { topics: readonly string[] }): Promise<TopicDescription[]> {
+    const md = await this.client.retry('describeTopics', async () => (await this.client.anyConnection()).metadata([...req.topics]));
+    return req.topics.map((name) => {
+      const t = md.topics.find((x) => x.name === name);
+      if (!t || t.topicId === null || t.errorCode !== 0) {
+        throw partitionError(t?.errorCode || Errors.UNKNOWN_TOPIC_OR_PARTITION.code, t?.errorMessage ?? `topic ${name} does not exist`, { topic: name })!;
+      }
+      const partitions = [...t.partitions].sort((a, b) => a.partition - b.partition).map((p) => ({ ...p }));
+      return { name, topicId: t.topicId, partitions };
+    });
+  }
+
+  async describeCluster(): Promise<ClusterDescription> {
+    const d = await this.client.retry('describeCluster', async () => (await this.client.anyConnection()).describeCluster());
+    return {
+      clusterId: d.clusterId,
+      controllerId: d.controllerId,
+      brokers: d.brokers.map((b) => ({
+        nodeId: b.nodeId,
+        url: b.endpoints.find((e) => e.name === CLIENT_ENDPOINT)?.url ?? null,
+        rack: b.rack, fenced: b.fenced, inControlledShutdown: b.inControlledShutdown, endpoints: b.endpoints,
+      })).sort((a, b) => a.nodeId - b.nodeId),
+    };
+  }
+
+  /** Every config of a topic (or of the cluster, resourceName ''), with value, source and doc. */
+  async describeConfigs(req: { resourceType: ConfigResourceType; resourceName: string }): Promise<DescribedConfig[]> {
+    const res = await this.forward('describeConfigs', ApiKey.DescribeConfigs, { resourceType: req.resourceType, resourceName: req.resourceName });
+    throwFirstItemError('describeConfigs', [res], () => ({ resourceType: req.resourceType, resourceName: req.resourceName }));
+    return res.configs;
+  }
+
+  /** Sets and deletes config keys (deleted keys fall back to the cluster value or the default). */
+  async alterConfigs(req: { resources: readonly ConfigResource[]; validateOnly?: boolean }): Promise<void> {
+    const resources = req.resources.map((r) => ({
+      resourceType: r.resourceType, resourceName: r.resourceName,
+      ...(r.set ? { set: { ...r.set } } : {}), ...(r.delete ? { delete: [...r.delete] } : {}),
+    }));
+    const res = await this.forward('alterConfigs', ApiKey.AlterConfigs, { resources, ...(req.validateOnly ? { validateOnly: true } : {}) });
+    throwFirstItemError('alterConfigs', res.resources, (r) => ({ resourceType: r.resourceType, resourceName: r.resourceName }));
+  }
+
+  /** Moves partitions to new replica lists (null cancels an ongoing move); the move completes in the background. */
+  async alterPartitionReassignments(req: { partitions: ReadonlyArray<{ topic: string; partition: number; replicas: readonly number[] | null }> }): Promise<void> {
+    const partitions = req.partitions.map((p) => ({ topic: p.topic, partition: p.partition, replicas: p.replicas === null ? null : [...p.replicas] }));
+    const res = await this.forward('alterPartitionReassignments', ApiKey.AlterPartitionReassignments, { partitions });
+    throwFirstItemError('alterPartitionReassignments', res.partitions, (p) => ({ topic: p.topic, partition: p.partition }));
+  }
+
+  /** Moves in progress: current replicas, those being added and removed, and the target. */
+  async listPartitionReassignments(): Promise<OngoingReassignment[]> {
+    const res = await this.forward('listPartitionReassignments', ApiKey.ListPartitionReassignments, {});
+    return res.reassignments;
+  }
+
+  private forward<K extends AdminApiKey>(what: string, apiKey: K, body: AdminApis[K]['request']): Promise<AdminApis[K]['response']> {
+    return this.client.retry(what, async () => (await this.client.anyConnection()).admin(apiKey, body));
+  }
+
+  private async waitForLeaders(topic: string, numPartitions: number): Promise<void> {
+    const deadline = performance.now() + this.leaderWaitTimeoutMs;
+    for (;;) {
+      try {
+        const t = await this.client.topic(topic, { refresh: true });
+        if (t.partitions.length >= numPartitions && t.partitions.every((p) => p !== undefined && p.leader >= 0)) return;
+      } catch (err) {
+        if (!(err instanceof SluiceError) || !err.retriable) throw err;
+      }
+      if (performance.now() > deadline) {
+        throw new SluiceError(Errors.REQUEST_TIMED_OUT, `topic ${topic} was created but not every partition had a leader within ${this.leaderWaitTimeoutMs} ms`, { topic });
+      }
+      await sleep(LEADER_POLL_INTERVAL_MS);
+    }
+  }
+}
+
+/** Throws the first per-item error (with every item's result in its details). */
+function throwFirstItemError<T extends { errorCode: number; errorMessage: string | null }>(
+  what: string, items: readonly T[], describe: (item: T) => Record<string, unknown>,
+): void {
+  const bad = items.find((i) => i.errorCode !== Errors.NONE.code);
+  if (!bad) return;
+  throw partitionError(bad.errorCode, bad.errorMessage, { ...describe(bad), operation: what, results: items })!;
+}

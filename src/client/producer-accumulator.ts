@@ -1,0 +1,124 @@
+// Where send() leaves records: per-partition batches (producer-batch.ts)
+// filling up until they are sealed, plus the buffer memory they hold.
+//
+// A partition's open batch is sealed when its records reach batchBytes, when
+// a record with different acks arrives, when lingerMs has passed since the
+// batch was opened, while a flush is in progress, and while send() callers
+// wait for buffer memory (holding records back then would only make them wait
+// longer). Sealing tells the partitioner, so a sticky partitioner moves on.
+//
+// Invariant: a record's reserved bytes go back to the pool exactly once, when
+// its batch is done (acknowledged or failed).
+
+import { assert } from '../util/assert.js';
+import type { Clock } from '../util/clock.js';
+import type { Partitioner } from './partitioners.js';
+import { PartitionQueue, type Acks, type PendingRecord, type ProducerBatch } from './producer-batch.js';
+import { BufferPool } from './producer-memory.js';
+import type { ResolvedProducerOptions } from './producer-options.js';
+
+export class RecordAccumulator {
+  readonly partitions = new Map<string, PartitionQueue>();
+  readonly pool: BufferPool;
+  private flushesInProgress = 0;
+  private readonly doneListeners = new Map<ProducerBatch, Array<() => void>>();
+
+  constructor(
+    private readonly opts: ResolvedProducerOptions,
+    private readonly partitioner: Partitioner,
+    private readonly clock: Clock,
+  ) {
+    this.pool = new BufferPool(opts.bufferBytesMax);
+  }
+
+  queueFor(topic: string, partition: number): PartitionQueue {
+    const key = `${topic}\u0000${partition}`;
+    let q = this.partitions.get(key);
+    if (!q) {
+      q = new PartitionQueue(topic, partition, this.opts.idempotent);
+      this.partitions.set(key, q);
+    }
+    return q;
+  }
+
+  /** Whether a record of `bytes` would open a new batch because the partition's open batch cannot take it. */
+  openBatchRefuses(topic: string, partition: number, acks: Acks, bytes: number): boolean {
+    const open = this.partitions.get(`${topic}\u0000${partition}`)?.openBatch();
+    return open !== undefined && !this.fits(open, acks, bytes);
+  }
+
+  /** Seals the partition's open batch, if any. */
+  sealOpen(topic: string, partition: number): void {
+    const open = this.partitions.get(`${topic}\u0000${partition}`)?.openBatch();
+    if (open) this.seal(open);
+  }
+
+  /** Adds a record (its memory already reserved) to the partition's open batch, opening one if needed. */
+  append(topic: string, partition: number, acks: Acks, record: PendingRecord): void {
+    const q = this.queueFor(topic, partition);
+    let batch = q.openBatch();
+    if (batch && !this.fits(batch, acks, record.bytes)) {
+      this.seal(batch);
+      batch = undefined;
+    }
+    if (!batch) {
+      const now = this.clock.monotonicMs();
+      batch = q.newBatch(acks, now + this.opts.lingerMs, now + this.opts.deliveryTimeoutMs);
+    }
+    batch.records.push(record);
+    batch.recordBytes += record.bytes;
+    if (batch.recordBytes >= this.opts.batchBytes) this.seal(batch);
+  }
+
+  /** Seals the open batches that are due; returns the earliest linger deadline still pending (Infinity if none). */
+  sealDue(nowMs: number): number {
+    const all = this.flushesInProgress > 0 || this.pool.hasWaiters;
+    let next = Infinity;
+    for (const q of this.partitions.values()) {
+      const open = q.openBatch();
+      if (!open) continue;
+      if (all || open.lingerDeadlineMs <= nowMs) this.seal(open);
+      else next = Math.min(next, open.lingerDeadlineMs);
+    }
+    return next;
+  }
+
+  /** Marks a batch done: its memory goes back to the pool and flush() waiters learn of it. */
+  batchDone(batch: ProducerBatch): void {
+    assert(!batch.done, 'a batch is done once');
+    batch.done = true;
+    this.pool.release(batch.records.reduce((n, r) => n + r.bytes, 0));
+    const listeners = this.doneListeners.get(batch);
+    this.doneListeners.delete(batch);
+    for (const l of listeners ?? []) l();
+  }
+
+  /**
+   * Seals every batch and resolves once every batch that exists now is done
+   * (acknowledged or failed). Batches opened meanwhile are sealed at once too.
+   */
+  async flush(wake: () => void): Promise<void> {
+    this.flushesInProgress++;
+    try {
+      const batches = [...this.partitions.values()].flatMap((q) => [...q.inFlight, ...q.queue]);
+      const waits = batches.filter((b) => !b.done).map((b) => new Promise<void>((resolve) => {
+        const list = this.doneListeners.get(b) ?? [];
+        list.push(resolve);
+        this.doneListeners.set(b, list);
+      }));
+      wake();
+      await Promise.all(waits);
+    } finally {
+      this.flushesInProgress--;
+    }
+  }
+
+  private fits(batch: ProducerBatch, acks: Acks, bytes: number): boolean {
+    return batch.acks === acks && (batch.recordCount === 0 || batch.recordBytes + bytes <= this.opts.batchBytes);
+  }
+
+  private seal(batch: ProducerBatch): void {
+    batch.sealed = true;
+    this.partitioner.onBatchClosed?.(batch.topic, batch.partition);
+  }
+}

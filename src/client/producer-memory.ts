@@ -1,0 +1,88 @@
+// The producer's bound on buffered record bytes (Kafka's buffer.memory).
+// Every record reserves its estimated size before it joins a batch and gives
+// it back when its batch is acknowledged or fails. When the bound is reached,
+// a reservation waits — this is the back-pressure a caller of send() feels —
+// and fails after its time limit with a retriable REQUEST_TIMED_OUT.
+//
+// Waiters are served strictly first come, first served: a small reservation
+// never overtakes a larger one that waits, so records enter batches in the
+// order send() was called.
+//
+// Invariant: 0 <= usedBytes <= bytesMax.
+
+import { assert } from '../util/assert.js';
+import { Errors, SluiceError } from '../util/errors.js';
+
+interface Waiter {
+  readonly bytes: number;
+  readonly resolve: () => void;
+  readonly reject: (err: SluiceError) => void;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+export class BufferPool {
+  private used = 0;
+  private readonly waiters: Waiter[] = [];
+
+  constructor(readonly bytesMax: number) {
+    assert(Number.isSafeInteger(bytesMax) && bytesMax > 0, `bad bytesMax ${bytesMax}`);
+  }
+
+  get usedBytes(): number {
+    return this.used;
+  }
+
+  get hasWaiters(): boolean {
+    return this.waiters.length > 0;
+  }
+
+  /**
+   * Reserves `bytes`: returns null when granted at once, else a promise that
+   * resolves once granted or rejects after `waitMs`. A reservation larger
+   * than the whole pool can never be granted and throws MESSAGE_TOO_LARGE.
+   */
+  reserve(bytes: number, waitMs: number): Promise<void> | null {
+    assert(Number.isSafeInteger(bytes) && bytes > 0, `bad reservation ${bytes}`);
+    if (bytes > this.bytesMax) {
+      throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds the producer's bufferBytesMax ${this.bytesMax}`);
+    }
+    if (this.waiters.length === 0 && this.used + bytes <= this.bytesMax) {
+      this.used += bytes;
+      return null;
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { bytes, resolve, reject, timer: null };
+      waiter.timer = setTimeout(() => {
+        const i = this.waiters.indexOf(waiter);
+        if (i < 0) return;
+        this.waiters.splice(i, 1);
+        reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `producer buffer full: ${bytes} bytes not available within ${waitMs} ms (bufferBytesMax ${this.bytesMax})`));
+        this.grant(); // the next waiter may fit now that this one left the line
+      }, Math.max(0, waitMs));
+      this.waiters.push(waiter);
+    });
+  }
+
+  release(bytes: number): void {
+    assert(bytes >= 0 && bytes <= this.used, `releasing ${bytes} of ${this.used} bytes`);
+    this.used -= bytes;
+    this.grant();
+  }
+
+  /** Fails every waiter (the producer is closing). */
+  failWaiters(err: SluiceError): void {
+    for (const w of this.waiters.splice(0)) {
+      if (w.timer) clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+
+  private grant(): void {
+    while (this.waiters.length > 0 && this.used + this.waiters[0]!.bytes <= this.bytesMax) {
+      const w = this.waiters.shift()!;
+      if (w.timer) clearTimeout(w.timer);
+      this.used += w.bytes;
+      w.resolve();
+    }
+  }
+}

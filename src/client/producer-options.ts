@@ -1,0 +1,114 @@
+// The Producer's options: every default in one place (names follow Kafka's
+// producer configs, limits with their unit last) and the checks that turn a
+// bad combination into INVALID_CONFIG when the producer is built, not at the
+// first send.
+
+import type { Clock } from '../util/clock.js';
+import { Errors, SluiceError } from '../util/errors.js';
+import type { Rng } from '../util/rng.js';
+import { CompressionType } from '../storage/batch-header.js';
+import type { Partitioner } from './partitioners.js';
+import { IDEMPOTENT_IN_FLIGHT_MAX, type Acks } from './producer-batch.js';
+
+export type CompressionName = 'none' | 'gzip' | 'lz4';
+
+export interface ProducerOptions {
+  /** Exactly-once per partition for retries (producer id, epoch, sequences). Default true, as Kafka since 3.0. */
+  readonly idempotent?: boolean;
+  /** -1 = all in-sync replicas (required with idempotence), 1 = the leader, 0 = no answer. Default -1. */
+  readonly acks?: Acks;
+  /** How long a partition's batch waits for more records before it is sent. Default 5. */
+  readonly lingerMs?: number;
+  /** A batch is sent once its records reach this size (a larger single record gets a batch of its own). Default 16 KiB. */
+  readonly batchBytes?: number;
+  /** Bound on buffered record bytes (not yet acknowledged); send() waits when it is reached. Default 32 MiB. */
+  readonly bufferBytesMax?: number;
+  /** How long send() may wait for buffer space or topic metadata before failing. Default 60 s. */
+  readonly maxBlockMs?: number;
+  /** Bound on one produce request's batches (at least one batch is always sent). Default 1 MiB. */
+  readonly requestBytesMax?: number;
+  /** Produce requests awaiting an answer per broker. Default 5 (at most 5 with idempotence). */
+  readonly maxInFlightRequestsPerConnection?: number;
+  /** Codec of every batch. Default 'none'. */
+  readonly compression?: CompressionName;
+  /** How long the leader may wait for acks=all before answering REQUEST_TIMED_OUT. Default 30 s. */
+  readonly ackTimeoutMs?: number;
+  /** How long a record may take from send() to its acknowledgement, retries included. Default 120 s. */
+  readonly deliveryTimeoutMs?: number;
+  /** First backoff before a retry; doubles per attempt, with jitter. Default 100. */
+  readonly retryBackoffMs?: number;
+  /** Largest backoff. Default 1000. */
+  readonly retryBackoffMaxMs?: number;
+  /** Default: murmur2 for keys, sticky for keyless records (DefaultPartitioner). */
+  readonly partitioner?: Partitioner;
+  /** Record timestamps and timeouts. Default the system clock. */
+  readonly clock?: Clock;
+  /** Sticky partition choice and retry jitter. Default seeded from Math.random. */
+  readonly rng?: Rng;
+}
+
+export const PRODUCER_DEFAULTS = {
+  idempotent: true,
+  acks: -1 as Acks,
+  lingerMs: 5,
+  batchBytes: 16 * 1024,
+  bufferBytesMax: 32 * 1024 * 1024,
+  maxBlockMs: 60_000,
+  requestBytesMax: 1024 * 1024,
+  maxInFlightRequestsPerConnection: 5,
+  compression: 'none' as CompressionName,
+  ackTimeoutMs: 30_000,
+  deliveryTimeoutMs: 120_000,
+  retryBackoffMs: 100,
+  retryBackoffMaxMs: 1000,
+} as const;
+
+export interface ResolvedProducerOptions {
+  readonly idempotent: boolean;
+  readonly acks: Acks;
+  readonly lingerMs: number;
+  readonly batchBytes: number;
+  readonly bufferBytesMax: number;
+  readonly maxBlockMs: number;
+  readonly requestBytesMax: number;
+  readonly maxInFlightRequestsPerConnection: number;
+  readonly compression: CompressionType;
+  readonly ackTimeoutMs: number;
+  readonly deliveryTimeoutMs: number;
+  readonly retryBackoffMs: number;
+  readonly retryBackoffMaxMs: number;
+}
+
+const CODECS: Record<CompressionName, CompressionType> = { none: CompressionType.None, gzip: CompressionType.Gzip, lz4: CompressionType.Lz4 };
+
+function invalid(message: string): SluiceError {
+  return new SluiceError(Errors.INVALID_CONFIG, message);
+}
+
+export function resolveProducerOptions(opts: ProducerOptions): ResolvedProducerOptions {
+  const o = { ...PRODUCER_DEFAULTS, ...definedOnly(opts) };
+  const nonNegative = { lingerMs: o.lingerMs, retryBackoffMs: o.retryBackoffMs };
+  const positive = {
+    batchBytes: o.batchBytes, bufferBytesMax: o.bufferBytesMax, maxBlockMs: o.maxBlockMs, requestBytesMax: o.requestBytesMax,
+    maxInFlightRequestsPerConnection: o.maxInFlightRequestsPerConnection, ackTimeoutMs: o.ackTimeoutMs,
+    deliveryTimeoutMs: o.deliveryTimeoutMs, retryBackoffMaxMs: o.retryBackoffMaxMs,
+  };
+  for (const [k, v] of Object.entries(nonNegative)) if (!(Number.isSafeInteger(v) && v >= 0)) throw invalid(`${k} must be an integer >= 0`);
+  for (const [k, v] of Object.entries(positive)) if (!(Number.isSafeInteger(v) && v > 0)) throw invalid(`${k} must be a positive integer`);
+  if (o.retryBackoffMaxMs < o.retryBackoffMs) throw invalid('retryBackoffMaxMs must be >= retryBackoffMs');
+  if (o.deliveryTimeoutMs < o.lingerMs) throw invalid('deliveryTimeoutMs must be >= lingerMs (a record must get a chance to be sent)');
+  if (o.acks !== -1 && o.acks !== 0 && o.acks !== 1) throw invalid(`acks must be -1 (all), 0 or 1, got ${String(o.acks)}`);
+  const compression = CODECS[o.compression];
+  if (compression === undefined) throw invalid(`compression must be one of ${Object.keys(CODECS).join(', ')}`);
+  if (o.idempotent) {
+    if (o.acks !== -1) throw invalid('an idempotent producer needs acks=-1 (all); set idempotent: false for acks 0 or 1');
+    if (o.maxInFlightRequestsPerConnection > IDEMPOTENT_IN_FLIGHT_MAX) {
+      throw invalid(`an idempotent producer allows at most ${IDEMPOTENT_IN_FLIGHT_MAX} requests in flight per connection`);
+    }
+  }
+  return { ...o, compression };
+}
+
+function definedOnly(opts: ProducerOptions): Partial<ProducerOptions> {
+  return Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as Partial<ProducerOptions>;
+}

@@ -1,0 +1,354 @@
+// The producer's I/O loop: takes sealed batches from the accumulator, sends
+// them to partition leaders, and acts on the answers by the rules of
+// producer-batch.ts (complete, retry in order, re-encode under a new
+// identity, or fail).
+//
+// One drain pass: seal batches whose linger passed; fail queued batches past
+// their delivery timeout; obtain or renew the producer identity (idempotent
+// producers: InitProducerId through any broker); then build produce requests
+// — one per (leader broker, acks), holding at most one batch per partition
+// and at most requestBytesMax of batches — while the broker has fewer than
+// maxInFlightRequestsPerConnection requests in flight, and repeat while
+// anything more can go. A pass runs after every append, answer and timer.
+//
+// Metadata: leaders come from the Client's cache. A partition without a
+// known leader, and every retriable error, asks the Client for a refresh
+// (at most once per retryBackoffMs), after which the loop runs again.
+//
+// Invariants: a broker's in-flight count is taken when its request is planned
+// and returned when the answer (or failure) is handled; every batch is
+// settled exactly once per send.
+
+import { AssertionError } from '../util/assert.js';
+import type { Clock } from '../util/clock.js';
+import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
+import type { Rng } from '../util/rng.js';
+import type { ProduceResponse } from '../protocol/apis/produce.js';
+import { RECORD_BATCH_HEADER_BYTES } from '../storage/batch-header.js';
+import { encodeRecordBatch } from '../storage/record-batch.js';
+import { backoffMs, partitionError, type Client, type ClientLogger } from './client.js';
+import type { RecordAccumulator } from './producer-accumulator.js';
+import { outcomeOf, type Acks, type ProducerBatch, type ProducerIdentity } from './producer-batch.js';
+import type { ResolvedProducerOptions } from './producer-options.js';
+
+export interface SenderDeps {
+  readonly client: Client;
+  readonly acc: RecordAccumulator;
+  readonly opts: ResolvedProducerOptions;
+  readonly clock: Clock;
+  readonly rng: Rng;
+  readonly logger: ClientLogger;
+}
+
+interface RequestPlan {
+  readonly brokerId: number;
+  readonly acks: Acks;
+  readonly batches: ProducerBatch[];
+  bytes: number;
+}
+
+/** A pass stops planning requests after this many rounds (each round sends at least one request, so slots run out first). */
+const SEND_ROUNDS_MAX = 1000;
+
+export class Sender {
+  private scheduled = false;
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly inFlightByBroker = new Map<number, number>();
+  private identity: ProducerIdentity | null = null;
+  /** A batch failed for good or is known unappendable: take a new epoch once the old one's batches are resolved. */
+  private renewNeeded = false;
+  private initializing = false;
+  private initAttempts = 0;
+  private initRetryAtMs = 0;
+  private lastInitError: SluiceError | null = null;
+  private refreshing = false;
+  private refreshAllowedAtMs = 0;
+
+  constructor(private readonly deps: SenderDeps) {}
+
+  /** The identity batches are sent under now (idempotent producers), for diagnostics and tests. */
+  get producerIdentity(): ProducerIdentity | null {
+    return this.identity;
+  }
+
+  /** Runs a drain pass soon (once, however often it is called before then). */
+  wake(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    queueMicrotask(() => this.drain());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    if (this.stopped) return;
+    const now = this.deps.clock.monotonicMs();
+    if (this.deps.client.isClosed) {
+      this.failQueued(new SluiceError(Errors.NETWORK_EXCEPTION, 'the client is closed'));
+      return;
+    }
+    let wakeAtMs = this.deps.acc.sealDue(now);
+    wakeAtMs = Math.min(wakeAtMs, this.expireQueued(now));
+    wakeAtMs = Math.min(wakeAtMs, this.manageIdentity(now));
+    wakeAtMs = Math.min(wakeAtMs, this.sendReady(now));
+    this.armTimer(wakeAtMs, now);
+  }
+
+  private armTimer(wakeAtMs: number, nowMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (wakeAtMs === Infinity) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.wake();
+    }, Math.max(0, Math.ceil(wakeAtMs - nowMs)));
+  }
+
+  // ---- sending -------------------------------------------------------------------
+
+  /** Plans and dispatches every request that may go now; returns when a waiting retry becomes due. */
+  private sendReady(now: number): number {
+    let next = Infinity;
+    let needMetadata = false;
+    const identity = { ready: this.identity !== null, renewing: this.renewNeeded };
+    for (let round = 0; round < SEND_ROUNDS_MAX; round++) {
+      const plans = new Map<string, RequestPlan>();
+      for (const q of this.deps.acc.partitions.values()) {
+        const head = q.queue[0];
+        if (head?.sealed && head.retryAtMs > now) next = Math.min(next, head.retryAtMs);
+        const batch = q.sendable(now, identity);
+        if (!batch) continue;
+        const leader = this.leaderOf(q.topic, q.partition);
+        if (leader < 0) {
+          needMetadata = true;
+          continue;
+        }
+        const plan = this.planFor(plans, leader, batch);
+        if (!plan) continue;
+        q.markSent(batch, this.identity);
+        plan.batches.push(batch);
+        plan.bytes += this.sizeOf(batch);
+      }
+      if (plans.size === 0) break;
+      for (const plan of plans.values()) void this.dispatch(plan);
+    }
+    if (needMetadata) next = Math.min(next, this.refreshMetadata(now));
+    return next;
+  }
+
+  /** The request to `leader` this batch can join, or null (no slot, or the request is full). */
+  private planFor(plans: Map<string, RequestPlan>, leader: number, batch: ProducerBatch): RequestPlan | null {
+    const key = `${leader}/${batch.acks}`;
+    const plan = plans.get(key);
+    if (plan) return plan.bytes + this.sizeOf(batch) <= this.deps.opts.requestBytesMax ? plan : null;
+    const inFlight = this.inFlightByBroker.get(leader) ?? 0;
+    if (inFlight >= this.deps.opts.maxInFlightRequestsPerConnection) return null;
+    this.inFlightByBroker.set(leader, inFlight + 1);
+    const created: RequestPlan = { brokerId: leader, acks: batch.acks, batches: [], bytes: 0 };
+    plans.set(key, created);
+    return created;
+  }
+
+  private sizeOf(batch: ProducerBatch): number {
+    return batch.encoded?.length ?? RECORD_BATCH_HEADER_BYTES + batch.recordBytes;
+  }
+
+  private leaderOf(topic: string, partition: number): number {
+    return this.deps.client.cachedTopic(topic)?.partitions[partition]?.leader ?? -1;
+  }
+
+  private async dispatch(plan: RequestPlan): Promise<void> {
+    let response: ProduceResponse | null = null;
+    let failure: SluiceError | null = null;
+    try {
+      const topics = this.requestTopics(plan.batches);
+      const conn = await this.deps.client.connection(plan.brokerId);
+      response = await conn.produce({ acks: plan.acks, timeoutMs: this.deps.opts.ackTimeoutMs, topics });
+    } catch (err) {
+      failure = asSluiceError(err);
+    } finally {
+      this.inFlightByBroker.set(plan.brokerId, (this.inFlightByBroker.get(plan.brokerId) ?? 1) - 1);
+    }
+    for (const batch of plan.batches) {
+      if (failure) this.settle(batch, failure, -1);
+      else this.settleFromResponse(batch, response);
+    }
+    this.wake();
+  }
+
+  /** The request body's topics; batches sent for the first time (or re-encoded) are encoded here. */
+  private requestTopics(batches: readonly ProducerBatch[]): Array<{ name: string; partitions: Array<{ partition: number; records: Buffer }> }> {
+    const byTopic = new Map<string, Array<{ partition: number; records: Buffer }>>();
+    for (const b of batches) {
+      b.encoded ??= encodeRecordBatch({
+        records: b.records.map((r) => r.record),
+        compression: this.deps.opts.compression,
+        ...(b.identity ? { producerId: b.identity.producerId, producerEpoch: b.identity.producerEpoch, baseSequence: b.baseSequence } : {}),
+      });
+      const list = byTopic.get(b.topic) ?? [];
+      list.push({ partition: b.partition, records: b.encoded });
+      byTopic.set(b.topic, list);
+    }
+    return [...byTopic].map(([name, partitions]) => ({ name, partitions }));
+  }
+
+  private settleFromResponse(batch: ProducerBatch, response: ProduceResponse | null): void {
+    if (response === null) return this.settle(batch, null, -1); // acks=0: no answer by design
+    const p = response.topics.find((t) => t.name === batch.topic)?.partitions.find((x) => x.partition === batch.partition);
+    if (!p) {
+      return this.settle(batch, new SluiceError(Errors.UNKNOWN_SERVER_ERROR, `the produce answer lacks ${batch.topic}-${batch.partition}`), -1);
+    }
+    this.settle(batch, partitionError(p.errorCode, p.errorMessage, { topic: batch.topic, partition: batch.partition }), p.baseOffset);
+  }
+
+  // ---- answers -------------------------------------------------------------------
+
+  private settle(batch: ProducerBatch, error: SluiceError | null, baseOffset: number): void {
+    const q = this.deps.acc.queueFor(batch.topic, batch.partition);
+    q.settle(batch);
+    const now = this.deps.clock.monotonicMs();
+    const outcome = outcomeOf(batch, error, baseOffset, {
+      idempotent: this.deps.opts.idempotent, earlierUnresolved: q.hasEarlierUnresolved(batch), expired: now >= batch.deliveryDeadlineMs,
+    });
+    switch (outcome.kind) {
+      case 'done':
+        return this.complete(batch, outcome.baseOffset);
+      case 'retry': {
+        batch.lastError = outcome.error;
+        const r = { retries: Number.MAX_SAFE_INTEGER, initialRetryTimeMs: Math.max(1, this.deps.opts.retryBackoffMs), maxRetryTimeMs: this.deps.opts.retryBackoffMaxMs };
+        batch.retryAtMs = now + backoffMs(batch.attempts - 1, r, () => this.deps.rng.next());
+        this.deps.client.noteError(outcome.error);
+        this.refreshMetadata(now);
+        this.deps.logger.debug({ topic: batch.topic, partition: batch.partition, sequence: batch.baseSequence, attempt: batch.attempts, err: outcome.error.message }, 'produce retry');
+        return q.requeue(batch);
+      }
+      case 'reencode':
+        batch.lastError = outcome.error;
+        this.renewNeeded = true;
+        this.deps.logger.info({ topic: batch.topic, partition: batch.partition, err: outcome.error.message }, 'producer sequence rejected: renewing the producer epoch');
+        return q.requeueForReencode(batch);
+      case 'fail':
+        if (outcome.hole) this.renewNeeded = true;
+        return this.fail(batch, outcome.error);
+    }
+  }
+
+  private complete(batch: ProducerBatch, baseOffset: number): void {
+    batch.records.forEach((r, i) => r.resolve({ topic: batch.topic, partition: batch.partition, offset: baseOffset < 0 ? -1 : baseOffset + i }));
+    this.deps.acc.batchDone(batch);
+  }
+
+  private fail(batch: ProducerBatch, error: SluiceError): void {
+    for (const r of batch.records) r.reject(error);
+    this.deps.acc.batchDone(batch);
+  }
+
+  /** Fails queued batches whose delivery timeout passed; returns the next deadline of a queued batch. */
+  private expireQueued(now: number): number {
+    let next = Infinity;
+    for (const q of this.deps.acc.partitions.values()) {
+      for (let i = 0; i < q.queue.length;) {
+        const batch = q.queue[i]!;
+        if (!batch.sealed || batch.deliveryDeadlineMs > now) {
+          if (batch.sealed) next = Math.min(next, batch.deliveryDeadlineMs);
+          i++;
+          continue;
+        }
+        q.queue.splice(i, 1);
+        if (batch.hasSequence) this.renewNeeded = true;
+        const last = batch.lastError ?? this.lastInitError;
+        this.fail(batch, new SluiceError(Errors.REQUEST_TIMED_OUT,
+          `${batch.topic}-${batch.partition}: not acknowledged within deliveryTimeoutMs ${this.deps.opts.deliveryTimeoutMs}${last ? ` (last error: ${last.message})` : ''}`,
+          { topic: batch.topic, partition: batch.partition }));
+      }
+    }
+    return next;
+  }
+
+  private failQueued(error: SluiceError): void {
+    for (const q of this.deps.acc.partitions.values()) {
+      for (const batch of q.queue.splice(0)) this.fail(batch, error);
+    }
+  }
+
+  // ---- identity (idempotence) --------------------------------------------------------
+
+  /**
+   * Starts InitProducerId when a batch waits for an identity: the first one,
+   * or the next epoch once nothing of the current one is unresolved.
+   * Returns when to try again after a failure.
+   */
+  private manageIdentity(now: number): number {
+    if (!this.deps.opts.idempotent || this.initializing) return Infinity;
+    if (this.identity !== null && !this.renewNeeded) return Infinity;
+    const queues = [...this.deps.acc.partitions.values()];
+    if (!queues.some((q) => q.queue.length > 0)) return Infinity; // nothing waits for it
+    if (queues.some((q) => q.holdsUnresolvedSequences)) return Infinity; // resolve the old epoch's batches first
+    if (now < this.initRetryAtMs) return this.initRetryAtMs;
+    this.startInit();
+    return Infinity;
+  }
+
+  private startInit(): void {
+    this.initializing = true;
+    const current = this.identity ? { producerId: Number(this.identity.producerId), producerEpoch: this.identity.producerEpoch } : undefined;
+    const { client } = this.deps;
+    client.retry('InitProducerId', async () => (await client.anyConnection()).initProducerId(current))
+      .then((r) => {
+        this.identity = { producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch };
+        for (const q of this.deps.acc.partitions.values()) q.resetSequences();
+        this.renewNeeded = false;
+        this.initAttempts = 0;
+        this.lastInitError = null;
+        this.deps.logger.info({ producerId: r.producerId, producerEpoch: r.producerEpoch }, 'producer identity');
+      }, (err: unknown) => {
+        const error = asSluiceError(err);
+        this.lastInitError = error;
+        this.initAttempts++;
+        const r = { retries: Number.MAX_SAFE_INTEGER, initialRetryTimeMs: Math.max(1, this.deps.opts.retryBackoffMs), maxRetryTimeMs: this.deps.opts.retryBackoffMaxMs };
+        this.initRetryAtMs = this.deps.clock.monotonicMs() + backoffMs(this.initAttempts, r, () => this.deps.rng.next());
+        this.deps.logger.warn({ err: error.message }, 'InitProducerId failed');
+        // Nothing of ours is unresolved now, so failing the waiting batches loses nothing acknowledged.
+        if (!error.retriable) this.failQueued(error);
+      })
+      .finally(() => {
+        this.initializing = false;
+        this.wake();
+      });
+  }
+
+  // ---- metadata ----------------------------------------------------------------------
+
+  /** Asks the Client for fresh metadata (one request at a time, at most once per retryBackoffMs); returns when it may ask again. */
+  private refreshMetadata(now: number): number {
+    if (this.refreshing) return Infinity;
+    if (now < this.refreshAllowedAtMs) return this.refreshAllowedAtMs;
+    this.refreshAllowedAtMs = now + Math.max(1, this.deps.opts.retryBackoffMs);
+    this.refreshing = true;
+    let refresh: Promise<void>;
+    try {
+      refresh = this.deps.client.refreshMetadata();
+    } catch (err) {
+      refresh = Promise.reject(err);
+    }
+    refresh.catch((err: unknown) => this.deps.logger.debug({ err: (err as Error).message }, 'producer metadata refresh failed'))
+      .finally(() => {
+        this.refreshing = false;
+        this.wake();
+      });
+    return Infinity;
+  }
+}
+
+/** A thrown value as a SluiceError; assertion failures (bugs) are rethrown. */
+function asSluiceError(err: unknown): SluiceError {
+  if (isSluiceError(err)) return err;
+  if (err instanceof AssertionError) throw err;
+  return new SluiceError(Errors.NETWORK_EXCEPTION, err instanceof Error ? err.message : String(err));
+}

@@ -1,0 +1,225 @@
+// The Producer: send records to topics, batched per partition, with
+// idempotence on by default. Built on the Client (metadata, connections);
+// the parts are:
+//   producer-options.ts      options, defaults, INVALID_CONFIG checks
+//   partitioners.ts          which partition a record goes to (murmur2 / sticky)
+//   producer-accumulator.ts  per-partition batches and the buffer memory bound
+//   producer-batch.ts        per-partition queues and the in-order retry rules
+//   producer-sender.ts       the I/O loop: requests per broker, answers, identity
+//
+// send() resolves once every one of its records is acknowledged (acks=-1:
+// replicated to the ISR), with each record's partition and offset in input
+// order; it rejects with the first failure (a typed SluiceError) if any record
+// fails. Records of one producer reach each partition in the order send() was
+// called: appends are serialized (a send() waiting for buffer memory or
+// metadata holds later ones back), and with idempotence retries keep that
+// order too (producer-batch.ts).
+//
+// Binary keys, values and headers are held as views until their batch is
+// encoded: do not modify a buffer passed to send() before send() resolves.
+
+import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
+import { SystemClock, type Clock } from '../util/clock.js';
+import { SeededRng, type Rng } from '../util/rng.js';
+import type { RecordInput } from '../storage/record-batch.js';
+import { RECORD_BATCH_HEADER_BYTES } from '../storage/batch-header.js';
+import { sleep, type Client, type TopicInfo } from './client.js';
+import { toRecordInput, type Message } from './records.js';
+import { DefaultPartitioner, type Partitioner } from './partitioners.js';
+import { RecordAccumulator } from './producer-accumulator.js';
+import type { Acks, RecordMetadata } from './producer-batch.js';
+import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
+import { Sender } from './producer-sender.js';
+
+export type { ProducerOptions } from './producer-options.js';
+export type { RecordMetadata, Acks } from './producer-batch.js';
+
+export interface ProducerMessage extends Message {
+  /** Goes to this partition; the partitioner is not asked. */
+  readonly partition?: number;
+}
+
+export interface ProducerRecord {
+  readonly topic: string;
+  readonly messages: readonly ProducerMessage[];
+  /** Default the producer's acks. An idempotent producer accepts only -1. */
+  readonly acks?: Acks;
+}
+
+export interface ProducerBatchRecord {
+  readonly topicMessages: ReadonlyArray<{ readonly topic: string; readonly messages: readonly ProducerMessage[] }>;
+  readonly acks?: Acks;
+}
+
+/** Upper bound of the bytes a varint-framed record adds around its key, value and headers. */
+const RECORD_FRAMING_BYTES = 5 + 1 + 10 + 5 + 5 + 5 + 5;
+const HEADER_FRAMING_BYTES = 5 + 5;
+
+export class Producer {
+  private readonly opts: ResolvedProducerOptions;
+  private readonly clock: Clock;
+  private readonly partitioner: Partitioner;
+  private readonly acc: RecordAccumulator;
+  private readonly sender: Sender;
+  /** Appends run one send() at a time, in call order. */
+  private appendChain: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly client: Client, opts: ProducerOptions = {}) {
+    this.opts = resolveProducerOptions(opts);
+    this.clock = opts.clock ?? SystemClock;
+    const rng: Rng = opts.rng ?? new SeededRng(Math.floor(Math.random() * 2 ** 32));
+    this.partitioner = opts.partitioner ?? new DefaultPartitioner(rng.fork());
+    this.acc = new RecordAccumulator(this.opts, this.partitioner, this.clock);
+    this.sender = new Sender({ client, acc: this.acc, opts: this.opts, clock: this.clock, rng, logger: client.logger });
+  }
+
+  /** The producer id and epoch batches carry now (null before the first send, and without idempotence). */
+  get identity(): { producerId: bigint; producerEpoch: number } | null {
+    return this.sender.producerIdentity;
+  }
+
+  /** Record bytes buffered now (reserved from bufferBytesMax until their batch is done). */
+  get bufferedBytes(): number {
+    return this.acc.pool.usedBytes;
+  }
+
+  /** Sends `messages` to `topic`; resolves with each record's partition and offset, in input order. */
+  async send(req: ProducerRecord): Promise<RecordMetadata[]> {
+    return this.sendBatch({ topicMessages: [{ topic: req.topic, messages: req.messages }], ...(req.acks === undefined ? {} : { acks: req.acks }) });
+  }
+
+  /** Several topics at once: results are in input order, topic by topic. */
+  async sendBatch(req: ProducerBatchRecord): Promise<RecordMetadata[]> {
+    const acks = this.checkAcks(req.acks);
+    if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
+    const results: Array<Promise<RecordMetadata>> = [];
+    const appended = this.appendChain.then(async () => {
+      for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
+    });
+    this.appendChain = appended.catch(() => undefined);
+    await appended;
+    return Promise.all(results);
+  }
+
+  /** Sends everything buffered now, ignoring linger, and resolves once all of it is acknowledged or failed. */
+  async flush(): Promise<void> {
+    await this.appendChain;
+    await this.acc.flush(() => this.sender.wake());
+  }
+
+  /** Refuses new sends, flushes, and stops. The Client stays open (it may be shared). */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        await this.flush();
+      } finally {
+        this.acc.pool.failWaiters(new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed'));
+        this.sender.stop();
+      }
+    })();
+    return this.closing;
+  }
+
+  private checkAcks(acks: Acks | undefined): Acks {
+    const a = acks ?? this.opts.acks;
+    if (a !== -1 && a !== 0 && a !== 1) throw new SluiceError(Errors.INVALID_CONFIG, `acks must be -1 (all), 0 or 1, got ${String(a)}`);
+    if (this.opts.idempotent && a !== -1) throw new SluiceError(Errors.INVALID_CONFIG, 'an idempotent producer sends with acks=-1 (all) only');
+    return a;
+  }
+
+  private async appendTopic(topic: string, messages: readonly ProducerMessage[], acks: Acks, out: Array<Promise<RecordMetadata>>): Promise<void> {
+    if (typeof topic !== 'string' || topic.length === 0) throw new SluiceError(Errors.INVALID_TOPIC, 'topic must be a non-empty string');
+    if (!Array.isArray(messages)) throw new SluiceError(Errors.INVALID_REQUEST, 'messages must be an array');
+    if (messages.length === 0) return;
+    const deadlineMs = this.clock.monotonicMs() + this.opts.maxBlockMs;
+    let info = await this.topicInfo(topic, deadlineMs);
+    for (const m of messages) {
+      const record = this.toRecord(m);
+      const bytes = estimateRecordBytes(record);
+      if (RECORD_BATCH_HEADER_BYTES + bytes > this.opts.requestBytesMax) {
+        throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds requestBytesMax ${this.opts.requestBytesMax}`, { topic });
+      }
+      const wait = this.acc.pool.reserve(bytes, deadlineMs - this.clock.monotonicMs());
+      if (wait) {
+        this.sender.wake(); // let buffered batches go: they free the memory
+        await wait;
+        info = this.client.cachedTopic(topic) ?? info;
+      }
+      let partition: number;
+      try {
+        if (m.partition !== undefined && m.partition >= info.partitions.length) info = await this.client.topic(topic, { refresh: true }); // created since?
+        partition = this.partitionFor(topic, m, record.key ?? null, info, acks, bytes);
+      } catch (err) {
+        this.acc.pool.release(bytes);
+        throw err;
+      }
+      out.push(this.enqueue(topic, partition, acks, record, bytes));
+    }
+    this.sender.wake();
+  }
+
+  private enqueue(topic: string, partition: number, acks: Acks, record: RecordInput, bytes: number): Promise<RecordMetadata> {
+    const p = new Promise<RecordMetadata>((resolve, reject) => this.acc.append(topic, partition, acks, { record, bytes, resolve, reject }));
+    p.catch(() => undefined); // send() reports failures; a record failing after an earlier one rejected send() is not "unhandled"
+    return p;
+  }
+
+  private toRecord(m: ProducerMessage): RecordInput {
+    if (m === null || typeof m !== 'object') throw new SluiceError(Errors.INVALID_REQUEST, 'a message must be an object');
+    const headers = m.headers === undefined ? [] : Array.isArray(m.headers)
+      ? (m.headers as ReadonlyArray<{ key: unknown; value: unknown }>).map((h) => {
+        if (typeof h?.key !== 'string') throw new SluiceError(Errors.INVALID_REQUEST, 'a header key must be a string');
+        return [`header ${h.key}`, h.value] as const;
+      })
+      : Object.entries(m.headers).map(([k, v]) => [`header ${k}`, v] as const);
+    for (const [what, v] of [['key', m.key], ['value', m.value], ...headers] as const) {
+      if (v !== undefined && v !== null && typeof v !== 'string' && !(v instanceof Uint8Array)) {
+        throw new SluiceError(Errors.INVALID_REQUEST, `message ${what} must be a string, a Uint8Array or null`);
+      }
+    }
+    if (m.timestamp !== undefined && !Number.isSafeInteger(m.timestamp)) throw new SluiceError(Errors.INVALID_TIMESTAMP, `bad timestamp ${String(m.timestamp)}`);
+    return toRecordInput(m, this.clock.nowMs());
+  }
+
+  /** Topic metadata, waiting (until the deadline) for a topic being created. */
+  private async topicInfo(topic: string, deadlineMs: number): Promise<TopicInfo> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.topic(topic);
+      } catch (err) {
+        const left = deadlineMs - this.clock.monotonicMs();
+        if (!isSluiceError(err) || !err.retriable || left <= 0) throw err;
+        await sleep(Math.max(1, Math.min(left, this.opts.retryBackoffMs * 2 ** Math.min(attempt, 10), this.opts.retryBackoffMaxMs)));
+      }
+    }
+  }
+
+  private partitionFor(topic: string, m: ProducerMessage, key: Uint8Array | null, info: TopicInfo, acks: Acks, bytes: number): number {
+    const count = info.partitions.length;
+    if (m.partition !== undefined) {
+      if (!Number.isSafeInteger(m.partition) || m.partition < 0) throw new SluiceError(Errors.INVALID_PARTITIONS, `bad partition ${m.partition}`, { topic });
+      if (m.partition >= count) throw new SluiceError(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic} has no partition ${m.partition}`, { topic, partition: m.partition });
+      return m.partition;
+    }
+    const available = info.partitions.filter((p) => p !== undefined && p.leader >= 0).map((p) => p.partition);
+    const input = { topic, key, partitionCount: count, availablePartitions: available };
+    let partition = this.partitioner.partition(input);
+    if (key === null && this.acc.openBatchRefuses(topic, partition, acks, bytes)) {
+      // KIP-480: the sticky batch is full — close it so the sticky partition moves on, and ask again.
+      this.acc.sealOpen(topic, partition);
+      partition = this.partitioner.partition(input);
+    }
+    if (!(Number.isSafeInteger(partition) && partition >= 0 && partition < count)) {
+      throw new SluiceError(Errors.INVALID_PARTITIONS, `the partitioner chose partition ${partition} of ${count}`, { topic });
+    }
+    return partition;
+  }
+}
+
+/** An upper bound of the record's encoded size (what batchBytes and the buffer memory count). */
+export function estimateRecordBytes(r: RecordInput): number {
+  let n = RECORD_FRAMING_BYTES + (r.key?.length ?? 0) + (r.value?.length ?? 0);
+  for (const h of r.headers ?? []) n += HEADER_FRAMING_BYTES + Buffer.byteLength(h.key, 'utf8') + (h.value?.length ?? 0);
+  return n;
+}

@@ -1,0 +1,259 @@
+// The producer's pure per-partition rules (producer-batch.ts): sequence
+// numbering, what may be sent when, where retries go back, how each answer is
+// read — and a seeded model check that drives PartitionQueue against the
+// brokers' own producer-state rules through reordered, dropped and refused
+// answers, asserting every record lands exactly once and in order.
+import { expect } from 'chai';
+import {
+  IDEMPOTENT_IN_FLIGHT_MAX, NO_SEQUENCE, PartitionQueue, SEQUENCE_MAX, incrementSequence, outcomeOf,
+  type Outcome, type ProducerBatch, type ProducerIdentity,
+} from '../../src/client/producer-batch.js';
+import { ProducerStateTable } from '../../src/replication/rules/producer-state.js';
+import { Errors, SluiceError, type ErrorInfo } from '../../src/util/errors.js';
+import { SeededRng } from '../../src/util/rng.js';
+
+const ID: ProducerIdentity = { producerId: 7n, producerEpoch: 0 };
+const ready = { ready: true, renewing: false };
+
+function batchOf(q: PartitionQueue, records: number): ProducerBatch {
+  const b = q.newBatch(-1, 0, 1_000_000);
+  for (let i = 0; i < records; i++) {
+    b.records.push({ record: { value: Buffer.from(`r${i}`) }, bytes: 10, resolve: () => undefined, reject: () => undefined });
+  }
+  b.sealed = true;
+  return b;
+}
+
+const err = (info: ErrorInfo) => new SluiceError(info);
+const ctx = (over: Partial<{ idempotent: boolean; earlierUnresolved: boolean; expired: boolean }> = {}) => ({ idempotent: true, earlierUnresolved: false, expired: false, ...over });
+
+describe('client: producer batch rules', () => {
+  it('wraps sequences at 2^31 - 1 to 0', () => {
+    expect(incrementSequence(0, 5)).to.equal(5);
+    expect(incrementSequence(SEQUENCE_MAX, 1)).to.equal(0);
+    expect(incrementSequence(SEQUENCE_MAX - 2, 5)).to.equal(2);
+  });
+
+  it('gives each new batch the next sequence when first sent, advancing by its record count', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const sizes = [3, 1, 4];
+    const batches = sizes.map((n) => batchOf(q, n));
+    for (const b of batches) {
+      expect(b.baseSequence).to.equal(NO_SEQUENCE);
+      expect(q.sendable(0, ready)).to.equal(b);
+      q.markSent(b, ID);
+    }
+    expect(batches.map((b) => b.baseSequence)).to.deep.equal([0, 3, 4]);
+    expect(q.nextSequence).to.equal(8);
+    expect(batches.every((b) => b.identity === ID)).to.equal(true);
+    expect(batches.map((b) => b.sentBehind)).to.deep.equal([false, true, true]);
+  });
+
+  it('wraps a partition sequence near int32 max', () => {
+    const q = new PartitionQueue('t', 0, true);
+    q.nextSequence = SEQUENCE_MAX - 1;
+    const a = batchOf(q, 3);
+    q.markSent(a, ID);
+    expect(a.baseSequence).to.equal(SEQUENCE_MAX - 1);
+    expect(q.nextSequence).to.equal(1);
+  });
+
+  it('sends nothing before an identity, and no new batch while the identity is renewed', () => {
+    const q = new PartitionQueue('t', 0, true);
+    batchOf(q, 1);
+    expect(q.sendable(0, { ready: false, renewing: false })).to.equal(null);
+    expect(q.sendable(0, { ready: true, renewing: true })).to.equal(null);
+    expect(q.sendable(0, ready)).to.not.equal(null);
+  });
+
+  it(`keeps at most ${IDEMPOTENT_IN_FLIGHT_MAX} batches of a partition in flight`, () => {
+    const q = new PartitionQueue('t', 0, true);
+    for (let i = 0; i < 8; i++) batchOf(q, 1);
+    let sent = 0;
+    for (let b = q.sendable(0, ready); b; b = q.sendable(0, ready)) {
+      q.markSent(b, ID);
+      sent++;
+    }
+    expect(sent).to.equal(IDEMPOTENT_IN_FLIGHT_MAX);
+    const without = new PartitionQueue('t', 1, false);
+    for (let i = 0; i < 8; i++) batchOf(without, 1);
+    for (let b = without.sendable(0, ready); b; b = without.sendable(0, ready)) without.markSent(b, null);
+    expect(without.inFlight.length, 'without idempotence the connection limit applies, not this one').to.equal(8);
+  });
+
+  it('does not send an open batch, or a retry before its backoff', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const open = q.newBatch(-1, 0, 1000);
+    expect(q.sendable(0, ready)).to.equal(null);
+    open.sealed = true;
+    open.retryAtMs = 50;
+    expect(q.sendable(49, ready)).to.equal(null);
+    expect(q.sendable(50, ready)).to.equal(open);
+  });
+
+  it('puts a retried batch back in its place, and resends it only when nothing of the partition is in flight', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const [a, b, c] = [batchOf(q, 1), batchOf(q, 1), batchOf(q, 1)];
+    q.markSent(a, ID);
+    q.markSent(b, ID);
+    const d = batchOf(q, 1); // new, not yet sent
+    q.settle(a);
+    q.requeue(a);
+    expect(q.queue.map((x) => x.ordinal)).to.deep.equal([a, c, d].map((x) => x.ordinal));
+    expect(q.sendable(0, ready), 'b is still in flight').to.equal(null);
+    q.settle(b);
+    q.requeue(b);
+    expect(q.queue.map((x) => x.ordinal)).to.deep.equal([a, b, c, d].map((x) => x.ordinal));
+    expect(q.sendable(0, ready)).to.equal(a);
+    q.markSent(a, ID);
+    expect(q.sendable(0, ready), 'b waits until a is answered').to.equal(null);
+    q.settle(a);
+    expect(q.sendable(0, ready)).to.equal(b);
+    q.markSent(b, ID);
+    expect(q.sendable(0, ready), 'c (new) may follow b').to.equal(c);
+    expect(a.baseSequence).to.equal(0);
+    expect(b.baseSequence, 'a retry keeps its sequence').to.equal(1);
+  });
+
+  it('reads answers by the rule table', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const b = batchOf(q, 2);
+    q.markSent(b, ID);
+    const kind = (o: Outcome) => o.kind;
+    expect(outcomeOf(b, null, 40, ctx())).to.deep.equal({ kind: 'done', baseOffset: 40 });
+    expect(outcomeOf(b, err(Errors.DUPLICATE_SEQUENCE_NUMBER), -1, ctx())).to.deep.equal({ kind: 'done', baseOffset: -1 });
+    expect(kind(outcomeOf(b, err(Errors.NOT_LEADER_OR_FOLLOWER), -1, ctx()))).to.equal('retry');
+    expect(kind(outcomeOf(b, err(Errors.REQUEST_TIMED_OUT), -1, ctx()))).to.equal('retry');
+    // OUT_OF_ORDER: waiting for an earlier batch → retry; nothing earlier → the broker cannot continue: re-encode.
+    expect(kind(outcomeOf(b, err(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1, ctx({ earlierUnresolved: true })))).to.equal('retry');
+    b.sentBehind = true;
+    expect(kind(outcomeOf(b, err(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1, ctx()))).to.equal('retry');
+    b.sentBehind = false;
+    expect(kind(outcomeOf(b, err(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1, ctx()))).to.equal('reencode');
+    expect(kind(outcomeOf(b, err(Errors.UNKNOWN_PRODUCER_ID), -1, ctx()))).to.equal('reencode');
+    expect(kind(outcomeOf(b, err(Errors.UNKNOWN_PRODUCER_ID), -1, ctx({ earlierUnresolved: true }))), 'our first batch has not reached the leader yet').to.equal('retry');
+    expect(kind(outcomeOf(b, err(Errors.INVALID_PRODUCER_EPOCH), -1, ctx()))).to.equal('reencode');
+    // Failing for good leaves a hole in an idempotent partition's sequence.
+    expect(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx())).to.include({ kind: 'fail', hole: true });
+    expect(outcomeOf(b, err(Errors.NOT_LEADER_OR_FOLLOWER), -1, ctx({ expired: true }))).to.include({ kind: 'fail', hole: true });
+    expect(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx({ idempotent: false }))).to.include({ kind: 'fail', hole: false });
+  });
+
+  it('renews sequences only once nothing of the old identity is unresolved', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const [a, b] = [batchOf(q, 2), batchOf(q, 3)];
+    q.markSent(a, ID);
+    q.markSent(b, ID);
+    expect(q.holdsUnresolvedSequences).to.equal(true);
+    q.settle(a); // acknowledged
+    q.settle(b);
+    b.reencode = true;
+    q.requeue(b);
+    expect(q.holdsUnresolvedSequences, 'b is known not appended').to.equal(false);
+    q.resetSequences();
+    expect(q.nextSequence).to.equal(0);
+    expect(b.baseSequence).to.equal(NO_SEQUENCE);
+    expect(b.encoded).to.equal(null);
+    const next: ProducerIdentity = { producerId: 7n, producerEpoch: 1 };
+    expect(q.sendable(0, ready)).to.equal(b);
+    q.markSent(b, next);
+    expect(b.baseSequence).to.equal(0);
+    expect(b.identity).to.equal(next);
+  });
+
+  describe('model check against the brokers\' producer-state rules', () => {
+    /**
+     * One partition, one producer. The "network" delivers requests in send
+     * order to a leader running ProducerStateTable, but answers come back in
+     * random order; some requests are refused before the append (retriable),
+     * some fail after it (the answer is lost, as in a timeout). The driver
+     * follows the Sender's use of PartitionQueue and outcomeOf.
+     */
+    function run(seed: number): { log: number[]; acked: number[]; failed: number[]; renewals: number } {
+      const rng = new SeededRng(seed);
+      const q = new PartitionQueue('t', 0, true);
+      const state = new ProducerStateTable(0);
+      const log: number[] = [];
+      const acked: number[] = [];
+      const failed: number[] = [];
+      const answers: Array<{ batch: ProducerBatch; error: SluiceError | null; baseOffset: number }> = [];
+      let identity: ProducerIdentity = ID;
+      let renewing = false;
+      let renewals = 0;
+      let nextRecord = 0;
+      const values = new Map<ProducerBatch, number[]>();
+      for (let step = 0; step < 20_000 && (nextRecord < RECORDS || !q.isIdle); step++) {
+        if (nextRecord < RECORDS && rng.chance(0.3)) {
+          const n = Math.min(rng.range(1, 3), RECORDS - nextRecord);
+          const b = batchOf(q, n);
+          values.set(b, Array.from({ length: n }, () => nextRecord++));
+        }
+        const b = q.sendable(step, { ready: true, renewing });
+        if (b && rng.chance(0.6)) {
+          q.markSent(b, identity);
+          answers.push({ batch: b, ...leaderAnswer(b) });
+        }
+        if (answers.length > 0 && rng.chance(0.5)) handle(answers.splice(rng.int(answers.length), 1)[0]!);
+        if (renewing && answers.length === 0 && !q.holdsUnresolvedSequences) {
+          identity = { producerId: identity.producerId, producerEpoch: identity.producerEpoch + 1 };
+          q.resetSequences();
+          renewing = false;
+          renewals++;
+        }
+      }
+      return { log, acked, failed, renewals };
+
+      /** What the leader answers: refused before the append, appended (answer maybe lost), or a duplicate. */
+      function leaderAnswer(b: ProducerBatch): { error: SluiceError | null; baseOffset: number } {
+        if (rng.chance(0.08)) return { error: err(Errors.NOT_ENOUGH_REPLICAS), baseOffset: -1 };
+        if (b.attempts === 1 && rng.chance(0.03)) return { error: err(Errors.MESSAGE_TOO_LARGE), baseOffset: -1 }; // refused for good (on its first try, as a real size check would)
+        const facts = { producerId: Number(b.identity!.producerId), producerEpoch: b.identity!.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.recordCount - 1, maxTimestamp: 0 };
+        const v = state.checkAppend([facts]);
+        let answer: { error: SluiceError | null; baseOffset: number };
+        if (v.kind === 'reject') answer = { error: new SluiceError(v.error), baseOffset: -1 };
+        else if (v.kind === 'duplicate') answer = { error: null, baseOffset: v.firstOffset };
+        else {
+          const baseOffset = log.length;
+          log.push(...values.get(b)!);
+          state.apply({ ...facts, baseOffset });
+          answer = { error: null, baseOffset };
+        }
+        return rng.chance(0.1) ? { error: err(Errors.REQUEST_TIMED_OUT), baseOffset: -1 } : answer; // a lost answer
+      }
+
+      function handle(a: { batch: ProducerBatch; error: SluiceError | null; baseOffset: number }): void {
+        q.settle(a.batch);
+        const o = outcomeOf(a.batch, a.error, a.baseOffset, { idempotent: true, earlierUnresolved: q.hasEarlierUnresolved(a.batch), expired: false });
+        if (o.kind === 'done') {
+          expect(log.slice(o.baseOffset, o.baseOffset + a.batch.recordCount), `seed ${seed}: acknowledged offsets hold the batch`).to.deep.equal(values.get(a.batch));
+          acked.push(...values.get(a.batch)!);
+        } else if (o.kind === 'retry') {
+          q.requeue(a.batch);
+        } else if (o.kind === 'reencode') {
+          renewing = true;
+          q.requeueForReencode(a.batch);
+        } else {
+          expect(o.error.is(Errors.MESSAGE_TOO_LARGE), `seed ${seed}: only refused batches fail (${o.error.message})`).to.equal(true);
+          failed.push(...values.get(a.batch)!);
+          if (o.hole) renewing = true;
+        }
+      }
+    }
+
+    const RECORDS = 300;
+    let totalRenewals = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      it(`seed ${seed}: every record not refused is in the log exactly once, in order`, () => {
+        const { log, acked, failed, renewals } = run(seed);
+        const expected = Array.from({ length: RECORDS }, (_, i) => i).filter((v) => !failed.includes(v));
+        expect(log, `seed ${seed}`).to.deep.equal(expected);
+        expect([...acked].sort((a, b) => a - b)).to.deep.equal(log);
+        totalRenewals += renewals;
+      });
+    }
+
+    it('exercised epoch renewals (the checks above can fail)', () => {
+      expect(totalRenewals).to.be.greaterThan(5);
+    });
+  });
+});

@@ -1,0 +1,341 @@
+// The Producer (with the real Client) against an in-process fake cluster
+// (fake-cluster.ts) whose produce path runs the brokers' own idempotence
+// rules and lets each test steer failures: batching by size and linger,
+// buffer back-pressure, sticky partitioning, sequence numbers, retries after
+// a leader change, dropped answers, in-order resends after OUT_OF_ORDER,
+// epoch renewal after a hole, compression, timeouts and close. Real-cluster
+// behaviour is in test/integration/producer.test.ts.
+import { expect } from 'chai';
+import { Client } from '../../src/client/client.js';
+import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
+import { murmur2Partition } from '../../src/client/murmur2.js';
+import { Producer, type ProducerOptions, type RecordMetadata } from '../../src/client/producer.js';
+import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/storage/batch-header.js';
+import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
+import { SeededRng } from '../../src/util/rng.js';
+import { FakeCluster, type ProduceAction } from './fake-cluster.js';
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Lets queued callbacks run (no timing involved: every pending microtask and I/O callback gets its turn). */
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+
+async function rejection(p: Promise<unknown>): Promise<SluiceError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isSluiceError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected a rejection');
+}
+
+function expectCode(err: SluiceError, info: ErrorInfo): void {
+  expect(err.errorName, err.message).to.equal(info.name);
+}
+
+/** A 64-byte value: with no key and no headers a record counts as 100 bytes (36 framing + 64). */
+const pad = (s: string): string => s.padEnd(64, '.');
+const RECORD_BYTES = 100;
+
+describe('client: Producer', function () {
+  this.timeout(30_000);
+  let cluster: FakeCluster;
+  let client: Client;
+  let producer: Producer;
+
+  async function setup(opts: ProducerOptions = {}, topics: Record<string, number> = { t: 1 }, brokers = 1): Promise<void> {
+    cluster = await FakeCluster.start(brokers, topics);
+    client = new Client({
+      bootstrap: cluster.urls, webSocketFactory: nodeWebSocketFactory, requestTimeoutMs: 400,
+      retry: { retries: 5, initialRetryTimeMs: 5, maxRetryTimeMs: 50 },
+    });
+    producer = new Producer(client, { rng: new SeededRng(11), retryBackoffMs: 5, retryBackoffMaxMs: 20, ackTimeoutMs: 100, ...opts });
+  }
+
+  afterEach(async () => {
+    client?.close();
+    await producer?.close().catch(() => undefined);
+    await cluster?.stop();
+  });
+
+  const values = (topic: string, partition: number) => cluster.read(topic, partition).map((r) => r.value!.toString());
+
+  it('resolves each record with its partition and offset, in input order; keys go to the murmur2 partition', async () => {
+    await setup({}, { t: 6 });
+    const msgs = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'].map((key, i) => ({ key, value: `v${i}`, headers: { n: String(i) } }));
+    const res = await producer.send({ topic: 't', messages: msgs });
+    expect(res).to.have.length(msgs.length);
+    res.forEach((r, i) => {
+      expect(r.topic).to.equal('t');
+      expect(r.partition).to.equal(murmur2Partition(Buffer.from(msgs[i]!.key), 6));
+      const stored = cluster.read('t', r.partition).find((x) => x.offset === r.offset)!;
+      expect(stored.value!.toString()).to.equal(msgs[i]!.value);
+      expect(stored.key!.toString()).to.equal(msgs[i]!.key);
+      expect(stored.headers).to.deep.equal([{ key: 'n', value: Buffer.from(String(i)) }]);
+    });
+    const [explicit] = await producer.send({ topic: 't', messages: [{ key: 'alpha', value: 'x', partition: 5, timestamp: 1234 }] });
+    expect(explicit!.partition).to.equal(5);
+    expect(cluster.read('t', 5).at(-1)!.timestamp).to.equal(1234);
+    const many = await producer.sendBatch({ topicMessages: [{ topic: 't', messages: [{ value: 'a', partition: 0 }] }, { topic: 't', messages: [{ value: 'b', partition: 1 }] }] });
+    expect(many.map((r) => r.partition)).to.deep.equal([0, 1]);
+    const bad = await rejection(producer.send({ topic: 't', messages: [{ value: 'x', partition: 6 }] }));
+    expectCode(bad, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
+  it('fills batches to batchBytes under a long linger; flush sends the rest; sequences advance by record count', async () => {
+    await setup({ lingerMs: 60_000, batchBytes: 4 * RECORD_BYTES });
+    const sends = Array.from({ length: 10 }, (_, i) => producer.send({ topic: 't', messages: [{ value: pad(`m${i}`) }] }));
+    await waitFor('two full batches', () => cluster.events.length >= 2);
+    await settle();
+    expect(cluster.events.map((e) => e.header.recordCount), 'the open batch waits for linger').to.deep.equal([4, 4]);
+    await producer.flush();
+    const results = (await Promise.all(sends)).flat();
+    expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([4, 4, 2]);
+    expect(results.map((r) => r.offset)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(values('t', 0)).to.deep.equal(Array.from({ length: 10 }, (_, i) => pad(`m${i}`)));
+    const headers = cluster.events.map((e) => e.header);
+    expect(headers.map((h) => h.baseSequence)).to.deep.equal([0, 4, 8]);
+    expect(new Set(headers.map((h) => `${h.producerId}/${h.producerEpoch}`))).to.deep.equal(new Set(['1000/0']));
+    expect(producer.identity).to.deep.equal({ producerId: 1000n, producerEpoch: 0 });
+  });
+
+  it('sends a batch once lingerMs passes, with the records that came meanwhile', async () => {
+    await setup({ lingerMs: 500 });
+    await producer.send({ topic: 't', messages: [{ value: 'warm-up' }] });
+    const res = await Promise.all([0, 1, 2].map((i) => producer.send({ topic: 't', messages: [{ value: `r${i}` }] })));
+    expect(res.flat().map((r) => r.offset)).to.deep.equal([1, 2, 3]);
+    expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([1, 3]);
+  });
+
+  it('makes send() wait while the buffer is full, and fails it after maxBlockMs', async () => {
+    await setup({ bufferBytesMax: 3 * RECORD_BYTES, batchBytes: RECORD_BYTES, lingerMs: 0 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    cluster.onProduce = () => ({ kind: 'delay', until: gate });
+    const first = [0, 1, 2].map((i) => producer.send({ topic: 't', messages: [{ value: pad(`a${i}`) }] }));
+    await waitFor('three batches at the broker', () => cluster.events.length === 3);
+    let fourthDone = false;
+    const fourth = producer.send({ topic: 't', messages: [{ value: pad('a3') }] }).then((r) => { fourthDone = true; return r; });
+    await settle();
+    expect(producer.bufferedBytes).to.equal(3 * RECORD_BYTES);
+    expect(fourthDone).to.equal(false);
+    expect(cluster.events).to.have.length(3);
+    open();
+    await Promise.all(first);
+    expect((await fourth)[0]!.offset).to.equal(3);
+    await waitFor('memory given back', () => producer.bufferedBytes === 0);
+
+    const blocked = new Producer(client, { bufferBytesMax: 2 * RECORD_BYTES, batchBytes: RECORD_BYTES, lingerMs: 0, maxBlockMs: 200 });
+    cluster.onProduce = () => ({ kind: 'delay', until: new Promise(() => {}) });
+    void blocked.send({ topic: 't', messages: [{ value: pad('b0') }, { value: pad('b1') }] }).catch(() => undefined);
+    const err = await rejection(blocked.send({ topic: 't', messages: [{ value: pad('b2') }] }));
+    expectCode(err, Errors.REQUEST_TIMED_OUT);
+    expect(err.message).to.match(/buffer full/);
+    expectCode(await rejection(blocked.send({ topic: 't', messages: [{ value: 'x'.repeat(3 * RECORD_BYTES) }] })), Errors.MESSAGE_TOO_LARGE);
+  });
+
+  it('sticks keyless records to one partition until its batch is full, then moves on', async () => {
+    await setup({ lingerMs: 60_000, batchBytes: 4 * RECORD_BYTES }, { t: 6 });
+    const sends = Array.from({ length: 12 }, (_, i) => producer.send({ topic: 't', messages: [{ value: pad(`k${i}`) }] }));
+    const res = (await Promise.all(sends)).flat();
+    expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([4, 4, 4]);
+    const parts = cluster.events.map((e) => e.partition);
+    expect(parts[0]).to.not.equal(parts[1]);
+    expect(parts[1]).to.not.equal(parts[2]);
+    for (let i = 0; i < 12; i++) expect(res[i]!.partition).to.equal(parts[Math.floor(i / 4)]);
+  });
+
+  it('retries at the new leader after NOT_LEADER_OR_FOLLOWER, resending the same sequence', async () => {
+    await setup({}, { t: 1 }, 2);
+    await producer.send({ topic: 't', messages: [{ value: 'one' }] });
+    cluster.setLeader('t', 0, 2);
+    const [r] = await producer.send({ topic: 't', messages: [{ value: 'two' }] });
+    expect(r!.offset).to.equal(1);
+    const tries = cluster.events.slice(1).map((e) => ({ broker: e.brokerId, seq: e.header.baseSequence, code: e.errorCode }));
+    expect(tries[0]).to.deep.equal({ broker: 1, seq: 1, code: Errors.NOT_LEADER_OR_FOLLOWER.code });
+    expect(tries.at(-1)).to.deep.equal({ broker: 2, seq: 1, code: 0 });
+    expect(values('t', 0)).to.deep.equal(['one', 'two']);
+  });
+
+  it('writes a batch once when its answer is lost: the retry is a duplicate answered with the original offset', async () => {
+    await setup();
+    cluster.onProduce = (e) => (e.attempt === 1 ? { kind: 'drop' } : undefined);
+    const res = await producer.send({ topic: 't', messages: [{ value: 'a' }, { value: 'b' }] });
+    expect(res.map((r) => r.offset)).to.deep.equal([0, 1]);
+    expect(values('t', 0)).to.deep.equal(['a', 'b']);
+    expect(cluster.events.map((e) => [e.header.baseSequence, e.duplicate, e.action])).to.deep.equal([[0, false, 'drop'], [0, true, 'none']]);
+  });
+
+  it('resends in order: batches behind a refused one come back OUT_OF_ORDER and follow it', async () => {
+    await setup({ batchBytes: 1, lingerMs: 0 });
+    await producer.send({ topic: 't', messages: [{ value: 'm0' }] });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    cluster.onProduce = (e) => (e.header.baseSequence === 1 && e.attempt === 1 ? { kind: 'error', code: Errors.NOT_ENOUGH_REPLICAS.code, until: gate } : undefined);
+    const sends = Array.from({ length: 5 }, (_, i) => producer.send({ topic: 't', messages: [{ value: `m${i + 1}` }] }));
+    await waitFor('five more batches tried', () => cluster.events.length >= 6);
+    expect(cluster.events.slice(2, 6).map((e) => e.errorCode)).to.deep.equal(Array(4).fill(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code));
+    open();
+    const res = (await Promise.all(sends)).flat();
+    expect(res.map((r) => r.offset)).to.deep.equal([1, 2, 3, 4, 5]);
+    expect(values('t', 0)).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
+    const appended = cluster.events.filter((e) => e.errorCode === 0).map((e) => e.header.baseSequence);
+    expect(appended).to.deep.equal([0, 1, 2, 3, 4, 5]);
+    expect(cluster.initCalls, 'no epoch renewal was needed').to.have.length(1);
+  });
+
+  it('waits for its first batch when the leader does not know the producer yet (UNKNOWN_PRODUCER_ID behind it)', async () => {
+    await setup({ batchBytes: 1, lingerMs: 0 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    cluster.onProduce = (e) => (e.header.baseSequence === 0 && e.attempt === 1 ? { kind: 'error', code: Errors.NOT_ENOUGH_REPLICAS.code, until: gate } : undefined);
+    const sends = Array.from({ length: 3 }, (_, i) => producer.send({ topic: 't', messages: [{ value: `m${i}` }] }));
+    await waitFor('three batches tried', () => cluster.events.length >= 3);
+    expect(cluster.events.slice(1, 3).map((e) => e.errorCode)).to.deep.equal(Array(2).fill(Errors.UNKNOWN_PRODUCER_ID.code));
+    open();
+    expect((await Promise.all(sends)).flat().map((r) => r.offset)).to.deep.equal([0, 1, 2]);
+    expect(values('t', 0)).to.deep.equal(['m0', 'm1', 'm2']);
+    expect(cluster.initCalls).to.have.length(1);
+  });
+
+  it('fails only the refused send on a non-retriable error; later batches go on under a new epoch', async () => {
+    await setup({ batchBytes: 1, lingerMs: 0 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    cluster.onProduce = (e) => (e.header.baseSequence === 0 && e.header.producerEpoch === 0 && e.attempt === 1
+      ? { kind: 'error', code: Errors.MESSAGE_TOO_LARGE.code, until: gate } : undefined);
+    const sends = Array.from({ length: 4 }, (_, i) => producer.send({ topic: 't', messages: [{ value: `m${i}` }] }));
+    await waitFor('four batches tried', () => cluster.events.length >= 4);
+    open();
+    expectCode(await rejection(sends[0]!), Errors.MESSAGE_TOO_LARGE);
+    const rest = (await Promise.all(sends.slice(1))).flat();
+    expect(values('t', 0)).to.deep.equal(['m1', 'm2', 'm3']);
+    expect(rest.map((r) => r.offset)).to.deep.equal([0, 1, 2]);
+    expect(cluster.initCalls).to.deep.equal([{ producerId: -1, producerEpoch: -1 }, { producerId: 1000, producerEpoch: 0 }]);
+    const appended = cluster.events.filter((e) => e.errorCode === 0).map((e) => [e.header.producerEpoch, e.header.baseSequence]);
+    expect(appended).to.deep.equal([[1, 0], [1, 1], [1, 2]]);
+  });
+
+  it('re-encodes under a new epoch when the leader lost the producer state (UNKNOWN_PRODUCER_ID)', async () => {
+    await setup();
+    await producer.send({ topic: 't', messages: [{ value: 'before' }] });
+    cluster.forgetProducers('t', 0);
+    const [r] = await producer.send({ topic: 't', messages: [{ value: 'after' }] });
+    expect(r!.offset).to.equal(1);
+    expect(values('t', 0)).to.deep.equal(['before', 'after']);
+    expect(cluster.events.map((e) => e.errorCode)).to.deep.equal([0, Errors.UNKNOWN_PRODUCER_ID.code, 0]);
+    expect(cluster.events.at(-1)!.header).to.include({ producerEpoch: 1, baseSequence: 0 });
+  });
+
+  it('checks acks against idempotence; without it, batches carry no producer id and acks=0 has no offsets', async () => {
+    await setup();
+    expect(() => new Producer(client, { acks: 1 })).to.throw(SluiceError).with.property('code', Errors.INVALID_CONFIG.code);
+    expect(() => new Producer(client, { maxInFlightRequestsPerConnection: 6 })).to.throw(/at most 5/);
+    expect(() => new Producer(client, { compression: 'zstd' as never })).to.throw(/compression/);
+    expect(() => new Producer(client, { lingerMs: -1 })).to.throw(/lingerMs/);
+    expectCode(await rejection(producer.send({ topic: 't', acks: 1, messages: [{ value: 'x' }] })), Errors.INVALID_CONFIG);
+
+    const plain = new Producer(client, { idempotent: false, acks: 1, lingerMs: 0 });
+    const [one] = await plain.send({ topic: 't', messages: [{ value: 'acks-1' }] });
+    expect(one!.offset).to.equal(0);
+    const [zero] = await plain.send({ topic: 't', acks: 0, messages: [{ value: 'acks-0' }] });
+    expect(zero!.offset).to.equal(-1);
+    await waitFor('the acks=0 record', () => cluster.read('t', 0).length === 2);
+    expect(cluster.events.map((e) => [e.header.producerId, e.header.baseSequence])).to.deep.equal([[-1n, -1], [-1n, -1]]);
+    await plain.close();
+  });
+
+  it('refuses malformed messages, and fails a send to an unknown topic after maxBlockMs', async () => {
+    await setup({ maxBlockMs: 200 });
+    const bad = [
+      { value: 42 as unknown as string },
+      { value: 'v', key: {} as unknown as string },
+      { value: 'v', headers: { h: 7 as unknown as string } },
+      { value: 'v', headers: [{ key: 1 as unknown as string, value: 'x' }] },
+      { value: 'v', timestamp: 1.5 },
+    ];
+    for (const m of bad) {
+      const err = await rejection(producer.send({ topic: 't', messages: [m] }));
+      expect(['INVALID_REQUEST', 'INVALID_TIMESTAMP'], JSON.stringify(m)).to.include(err.errorName);
+    }
+    expectCode(await rejection(producer.send({ topic: '', messages: [{ value: 'v' }] })), Errors.INVALID_TOPIC);
+    expectCode(await rejection(producer.send({ topic: 'nope', messages: [{ value: 'v' }] })), Errors.UNKNOWN_TOPIC_OR_PARTITION);
+    expect(await producer.send({ topic: 't', messages: [] })).to.deep.equal([]);
+    expect(producer.bufferedBytes).to.equal(0);
+    expect((await producer.send({ topic: 't', messages: [{ value: 'fine' }] }))[0]!.offset, 'the producer still works').to.equal(0);
+  });
+
+  for (const [name, codec] of [['gzip', CompressionType.Gzip], ['lz4', CompressionType.Lz4]] as const) {
+    it(`compresses batches with ${name}`, async () => {
+      await setup({ compression: name, lingerMs: 60_000 });
+      const msgs = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: `value ${i} `.repeat(20) }));
+      const sent = producer.send({ topic: 't', messages: msgs });
+      await producer.flush();
+      await sent;
+      const [batch] = cluster.batchesOf('t', 0);
+      expect(readBatchHeader(batch!).attributes & COMPRESSION_CODEC_MASK).to.equal(codec);
+      expect(batch!.length).to.be.lessThan(msgs.reduce((n, m) => n + m.value.length, 0) / 4);
+      expect(values('t', 0)).to.deep.equal(msgs.map((m) => m.value));
+    });
+  }
+
+  it('fails records that cannot be delivered within deliveryTimeoutMs', async () => {
+    await setup({ deliveryTimeoutMs: 300 });
+    cluster.setLeader('t', 0, -1);
+    const err = await rejection(producer.send({ topic: 't', messages: [{ value: 'lost' }] }));
+    expectCode(err, Errors.REQUEST_TIMED_OUT);
+    expect(err.message).to.match(/deliveryTimeoutMs/);
+    expect(producer.bufferedBytes).to.equal(0);
+  });
+
+  it('close() sends what is buffered, then refuses new records', async () => {
+    await setup({ lingerMs: 60_000 });
+    const pending = producer.send({ topic: 't', messages: [{ value: 'last words' }] });
+    await producer.close();
+    expect((await pending)[0]!.offset).to.equal(0);
+    expectCode(await rejection(producer.send({ topic: 't', messages: [{ value: 'too late' }] })), Errors.NETWORK_EXCEPTION);
+  });
+
+  it('under random faults (refusals, lost and late answers) writes every record exactly once, in order, per partition', async () => {
+    await setup({ lingerMs: 2, batchBytes: 3 * RECORD_BYTES }, { t: 3 });
+    const rng = new SeededRng(2024);
+    const firstTries = [0, 0, 0];
+    cluster.onProduce = (e): ProduceAction | undefined => {
+      // Certain faults on each partition's 2nd and 4th batch (so the checks below always have something to check), then random ones.
+      const nth = e.attempt === 1 ? ++firstTries[e.partition]! : 0;
+      if (nth === 2) return { kind: 'drop' };
+      if (nth === 4) return { kind: 'error', code: Errors.NOT_ENOUGH_REPLICAS.code };
+      const roll = rng.next();
+      if (roll < 0.03) return { kind: 'drop' };
+      if (roll < 0.12) return { kind: 'error', code: Errors.NOT_ENOUGH_REPLICAS.code };
+      if (roll < 0.2) return { kind: 'delay', until: new Promise((r) => setTimeout(r, rng.range(1, 30))) };
+      return undefined;
+    };
+    const sends: Array<Promise<RecordMetadata[]>> = [];
+    const expected: string[][] = [[], [], []];
+    for (let i = 0; i < 150; i++) {
+      const partition = i % 3;
+      const value = pad(`p${partition}-${i}`);
+      expected[partition]!.push(value);
+      sends.push(producer.send({ topic: 't', messages: [{ value, partition }] }));
+      if (i % 10 === 9) await settle();
+    }
+    const res = (await Promise.all(sends)).flat();
+    for (let p = 0; p < 3; p++) {
+      expect(values('t', p), `partition ${p}`).to.deep.equal(expected[p]);
+      const offsets = res.filter((r) => r.partition === p).map((r) => r.offset);
+      expect(offsets).to.deep.equal(expected[p]!.map((_, i) => i));
+    }
+    expect(cluster.events.filter((e) => e.duplicate).length, 'lost answers were retried').to.be.at.least(3);
+    expect(cluster.events.filter((e) => e.errorCode === Errors.NOT_ENOUGH_REPLICAS.code).length, 'refusals were retried').to.be.at.least(3);
+  });
+});
