@@ -34,6 +34,7 @@ import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
 } from '../protocol/apis/offsets.js';
+import { checkRecordBatches } from '../storage/record-batch.js';
 import { Purgatory } from './delayed.js';
 import type { LeaderState } from './rules/leader-state.js';
 import { Partition, partitionKey } from './partition.js';
@@ -409,6 +410,9 @@ export class ReplicaManager {
             return Object.assign(out, failure(Errors.NOT_ENOUGH_REPLICAS, `${p!.key} has ${p!.leader!.isr.length} in-sync replicas, min.insync.replicas is ${minIsr}`));
           }
           try {
+            // Nothing is stored that a consumer could not decode: a CRC only
+            // proves the bytes are what the producer sent (found by the fuzz test).
+            checkRecordBatches(pd.records);
             // Idempotence: a retried batch already in the log is answered with its original offsets, not appended again.
             const idem = this.producerStates.checkProduce(p!, pd.records);
             if (idem.kind === 'duplicate') {

@@ -1,6 +1,7 @@
 // What an append must satisfy before a single byte of it is written: every
-// batch in the buffer is checked for size, structure and CRC, and a leader
-// append also for a record count that matches the offsets it will occupy.
+// batch in the buffer is checked for size, structure, CRC and timestamps, and
+// a leader append also for a record count that matches the offsets it will
+// occupy and a codec the cluster has.
 // Validation reads headers only and never changes the buffer, so a rejected
 // append leaves both the log and the caller's bytes untouched.
 
@@ -8,6 +9,7 @@ import { Errors, SluiceError } from '../util/errors.js';
 import {
   BASE_OFFSET_OFFSET,
   BASE_TIMESTAMP_OFFSET,
+  compressionOf,
   LOG_OVERHEAD_BYTES,
   MAX_TIMESTAMP_OFFSET,
   batchProblem,
@@ -17,6 +19,7 @@ import {
   recordCountOf,
 } from './batch-header.js';
 import { int64At } from './batch-scanner.js';
+import { compressionName, defaultCompressionRegistry } from './compression.js';
 import type { LogConfig } from './log-config.js';
 import type { AppendBatch } from './segment.js';
 
@@ -74,6 +77,7 @@ function validateOne(buf: Buffer, pos: number, asLeader: boolean, config: Readon
       throw new SluiceError(Errors.INVALID_TIMESTAMP, `batch ${what} timestamp is outside [-1, 2^53)`, { position: pos });
     }
   }
+  if (asLeader) checkCodec(buf, pos);
   const baseOffset = int64At(buf, pos + BASE_OFFSET_OFFSET);
   return {
     offsetInBuffer: pos,
@@ -84,4 +88,17 @@ function validateOne(buf: Buffer, pos: number, asLeader: boolean, config: Readon
     leaderEpoch: leaderEpochOf(buf, pos),
     recordCount,
   };
+}
+
+/**
+ * A leader refuses a codec this cluster lacks (cheap: the attributes). The
+ * records themselves are checked by the broker's produce path
+ * (record-batch.ts checkRecordBatches), not here, so the log's append stays
+ * a header-only operation.
+ */
+function checkCodec(buf: Buffer, pos: number): void {
+  const codec = compressionOf(buf, pos);
+  if (!defaultCompressionRegistry.has(codec)) {
+    throw new SluiceError(Errors.UNSUPPORTED_COMPRESSION_TYPE, `compression ${compressionName(codec)} is not supported by this cluster`, { position: pos });
+  }
 }

@@ -28,9 +28,10 @@ import {
   RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK,
   BASE_OFFSET_OFFSET, computeBatchCrc, readBatchHeader, validateBatch,
 } from './batch-header.js';
-import { type CompressionRegistry, defaultCompressionRegistry } from './compression.js';
+import { type CompressionRegistry, compressionName, defaultCompressionRegistry } from './compression.js';
 import { Cursor, corrupt, varintSize, varlongSize, writeVarint, writeVarlong } from './varint.js';
 import { AssertionError, assert } from '../util/assert.js';
+import { Errors, SluiceError } from '../util/errors.js';
 
 export interface RecordHeader { key: string; value: Buffer | null }
 export interface RecordInput { key?: Buffer | null; value: Buffer | null; headers?: RecordHeader[]; timestamp?: number }
@@ -239,6 +240,77 @@ export function decodeRecordBatch(buf: Buffer, pos = 0, codecs: CompressionRegis
     section = codecs.decompress(compression, section);
   }
   return { header, records: decodeRecords(section, header, pos), sizeBytes };
+}
+
+/**
+ * Checks, without building records, that every batch in `buf` would decode:
+ * header and CRC, the codec (decompressing if needed), and each record's
+ * fields within its length. What a partition leader runs on produced batches
+ * so that it never stores one a consumer cannot read (Kafka's LogValidator
+ * does the same). Throws what decodeRecordBatch would.
+ */
+export function checkRecordBatches(buf: Buffer, codecs: CompressionRegistry = defaultCompressionRegistry): void {
+  for (let pos = 0; pos < buf.length;) {
+    const sizeBytes = validateBatch(buf, pos);
+    const header = readBatchHeader(buf, pos);
+    let section = buf.subarray(pos + RECORD_BATCH_HEADER_BYTES, pos + sizeBytes);
+    const compression = header.attributes & COMPRESSION_CODEC_MASK;
+    if (!codecs.has(compression)) {
+      throw new SluiceError(Errors.UNSUPPORTED_COMPRESSION_TYPE, `compression ${compressionName(compression)} is not supported by this cluster`, { position: pos });
+    }
+    if (compression !== CompressionType.None && !(header.recordCount === 0 && section.length === 0)) {
+      section = codecs.decompress(compression, section);
+    }
+    walkRecords(section, header, pos);
+    pos += sizeBytes;
+  }
+}
+
+function walkRecords(section: Buffer, header: BatchHeader, batchPos: number): void {
+  const count = header.recordCount;
+  if (count > section.length / RECORD_BYTES_MIN) {
+    throw corrupt(`record count ${count} cannot fit in ${section.length} bytes`, { position: batchPos });
+  }
+  const cursor = new Cursor(section, 0, section.length);
+  let previousOffsetDelta = -1;
+  for (let i = 0; i < count; i++) {
+    const length = cursor.readVarint();
+    if (length < RECORD_BODY_BYTES_MIN || length > cursor.remaining()) {
+      throw corrupt(`record ${i}: length ${length} with ${cursor.remaining()} bytes left`, { record: i });
+    }
+    const recordEnd = cursor.pos + length;
+    cursor.end = recordEnd;
+    cursor.readInt8();
+    recordTimestamp(header, cursor.readVarlong(), i);
+    const offsetDelta = cursor.readVarint();
+    if (offsetDelta <= previousOffsetDelta || offsetDelta > header.lastOffsetDelta) {
+      throw corrupt(`record ${i}: offset delta ${offsetDelta} after ${previousOffsetDelta}, last ${header.lastOffsetDelta}`, { record: i });
+    }
+    previousOffsetDelta = offsetDelta;
+    skipNullableBytes(cursor, i, 'key');
+    skipNullableBytes(cursor, i, 'value');
+    const headers = cursor.readVarint();
+    if (headers < 0 || headers > cursor.remaining() / HEADER_BYTES_MIN) {
+      throw corrupt(`record ${i}: header count ${headers} with ${cursor.remaining()} bytes left`, { record: i });
+    }
+    for (let h = 0; h < headers; h++) {
+      const keyLength = cursor.readVarint();
+      if (keyLength < 0) throw corrupt(`record ${i}: header ${h} key length ${keyLength}`, { record: i });
+      cursor.readBytes(keyLength);
+      skipNullableBytes(cursor, i, `header ${h} value`);
+    }
+    if (cursor.pos !== recordEnd) throw corrupt(`record ${i}: ${recordEnd - cursor.pos} bytes past its fields`, { record: i });
+    cursor.end = section.length;
+  }
+  if (cursor.pos !== section.length) {
+    throw corrupt(`${section.length - cursor.pos} trailing bytes after ${count} records`, { position: batchPos });
+  }
+}
+
+function skipNullableBytes(cursor: Cursor, index: number, what: string): void {
+  const length = cursor.readVarint();
+  if (length < -1) throw corrupt(`record ${index}: ${what} length ${length}`, { record: index });
+  if (length > 0) cursor.readBytes(length);
 }
 
 /** Decodes a concatenation of whole batches (e.g. a fetch response's records). */

@@ -63,6 +63,7 @@ export const Errors = {
   GROUP_ID_NOT_FOUND: e(69, 'GROUP_ID_NOT_FOUND', false, 'The group does not exist'),
   FENCED_LEADER_EPOCH: e(74, 'FENCED_LEADER_EPOCH', true, 'The leader epoch in the request is older than the broker\'s'),
   UNKNOWN_LEADER_EPOCH: e(75, 'UNKNOWN_LEADER_EPOCH', true, 'The leader epoch in the request is newer than the broker\'s'),
+  UNSUPPORTED_COMPRESSION_TYPE: e(76, 'UNSUPPORTED_COMPRESSION_TYPE', false, 'The batch uses a compression codec this cluster does not support'),
   OFFSET_NOT_AVAILABLE: e(78, 'OFFSET_NOT_AVAILABLE', true, 'The leader high watermark has not caught up yet'),
   MEMBER_ID_REQUIRED: e(79, 'MEMBER_ID_REQUIRED', false, 'Rejoin with the member id the coordinator assigned'),
   PREFERRED_LEADER_NOT_AVAILABLE: e(80, 'PREFERRED_LEADER_NOT_AVAILABLE', true, 'The preferred leader is not available'),

@@ -12,8 +12,7 @@
 //     broker accepted (errorCode 0, at its baseOffset) or left unanswered
 //     (acks=0, connection closed first, timed out) sent, byte for byte; every
 //     accepted produce is there; nothing from a rejected one is;
-//   - (skipped until the broker validates records: see the BUG note below)
-//     every batch the broker accepted decodes.
+//   - every batch the broker accepted decodes.
 // Replay: SLUICE_FUZZ_SEED=<seed> (the seed is in the suite's title);
 // SLUICE_FUZZ_FRAMES=<n> changes the frame count.
 import { expect } from 'chai';
@@ -433,11 +432,9 @@ describe(`fuzzing a live 3-node cluster with ${FRAMES} frames (seed ${SEED}; rep
     expect(problems).to.deep.equal([]);
   });
 
-  // BUG, not fixed here: the broker appends batches whose CRC matches but whose codec or records are
-  // invalid (src/storage/append-validation.ts checks headers and the CRC only); the fuzzer's "CRC
-  // fixed" batch mutations leave dozens of them, which consumers cannot decode. See the skipped case
-  // in bad-input.test.ts; unskip both once appends validate records.
-  it.skip('every batch the broker accepted from the fuzzer decodes (no batch a consumer cannot read)', async () => {
+  // This check found that batches whose CRC matched but whose codec or records were invalid were
+  // stored (appends checked headers and the CRC only); leaders now check records before appending.
+  it('every batch the broker accepted from the fuzzer decodes (no batch a consumer cannot read)', async () => {
     const bad: string[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
       const now = await readPartition(await leaderConn(TARGET, p), TARGET, p, { decode: false });
