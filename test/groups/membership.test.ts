@@ -281,12 +281,23 @@ describe('group membership (pure)', () => {
       expect(Buffer.from(d.syncAnswer(d.sync(again.memberId, 2, {}, 'consumer-1')).assignment).toString()).to.equal('mine');
     });
 
-    it('rebalances when a static member returns with different metadata', () => {
+    it('keeps a static member that returns with new metadata for the same protocol without a rebalance (as Kafka)', () => {
       const d = new GroupDriver();
       const a = d.joinAnswer(d.join('', { groupInstanceId: 'i' })).memberId;
       d.sync(a, 1, { [a]: 'x' }, 'i');
       d.persistLast();
-      d.join('', { groupInstanceId: 'i', protocols: [{ name: 'range', metadata: bytes('other topics') }] });
+      // A restarted cooperative consumer lists no owned partitions: its metadata differs, its protocol does not.
+      d.join('', { groupInstanceId: 'i', protocols: [{ name: 'range', metadata: bytes('owns nothing yet') }] });
+      expect(d.group.state).to.equal('Stable');
+      expect(d.group.generationId).to.equal(1);
+    });
+
+    it('rebalances when a static member returns with protocols that change the group\'s choice', () => {
+      const d = new GroupDriver();
+      const a = d.joinAnswer(d.join('', { groupInstanceId: 'i' })).memberId;
+      d.sync(a, 1, { [a]: 'x' }, 'i');
+      d.persistLast();
+      d.join('', { groupInstanceId: 'i', protocols: [{ name: 'roundrobin', metadata: bytes('t') }] });
       expect(d.group.state).to.equal('CompletingRebalance');
       expect(d.group.generationId).to.equal(2);
     });

@@ -247,8 +247,13 @@ export class Group {
 
   /**
    * A static member restarted: its new member id replaces the old one, which
-   * is fenced from now on. Stable with the same metadata: no rebalance, the
-   * member resumes its assignment (KIP-345); otherwise it joins the rebalance.
+   * is fenced from now on. In a Stable group whose selected protocol its new
+   * metadata keeps, there is no rebalance: the member takes the new metadata
+   * and resumes its assignment (KIP-345; Kafka's coordinator decides on the
+   * selected protocol too, since a restarted consumer's metadata differs —
+   * cooperative-sticky lists the partitions it owns, none after a restart).
+   * A subscription change is then seen at the next rebalance. Otherwise it
+   * joins a rebalance.
    */
   private replaceStaticMember(token: Token, input: JoinInput, oldId: string): GroupOutput[] {
     const old = this.members.get(oldId);
@@ -263,7 +268,8 @@ export class Group {
     this.members.set(memberId, m);
     this.staticMembers.set(input.groupInstanceId!, memberId);
     if (this.leaderId === oldId) this.leaderId = memberId;
-    if (this.stateNow === 'Stable' && sameProtocols(old.protocols, input.protocols)) {
+    if (this.stateNow === 'Stable' && this.keepsSelectedProtocol(m, input)) {
+      m.protocols = input.protocols;
       m.sessionTimeoutMs = input.sessionTimeoutMs;
       m.rebalanceTimeoutMs = input.rebalanceTimeoutMs;
       m.sessionDeadlineMs = this.now() + m.sessionTimeoutMs;
@@ -275,6 +281,13 @@ export class Group {
     out.push(...this.updateMember(m, input, token));
     if (this.stateNow === 'PreparingRebalance') return [...out, ...this.maybeCompleteJoin()];
     return [...out, ...this.prepareRebalance()];
+  }
+
+  /** Whether the group would select the same protocol with `m` holding `input`'s protocols. */
+  private keepsSelectedProtocol(m: Member, input: JoinInput): boolean {
+    const others = [...this.members.values()].filter((x) => x !== m);
+    const all = [...others, { protocols: input.protocols }];
+    return this.protocolNameNow !== null && commonProtocols(all).length > 0 && selectProtocol(all) === this.protocolNameNow;
   }
 
   /** Takes the member's new metadata and parks its JoinGroup until the barrier. */
