@@ -10,7 +10,8 @@
 // whose details carry every item's result.
 //
 // Group administration (listGroups, describeGroups, fetchOffsets,
-// resetOffsets, deleteGroups) lives in group-admin.ts.
+// resetOffsets, deleteGroups) lives in group-admin.ts; Admin hands those
+// calls to a GroupAdmin so one object covers the whole admin API.
 
 import { ApiKey } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
@@ -18,6 +19,7 @@ import type { CreatedTopic, OngoingReassignment } from '../controller/replicatio
 import type { DescribedConfig } from '../controller/config-control.js';
 import type { AdminApiKey, AdminApis } from './broker-connection.js';
 import { partitionError, sleep, type Client, type PartitionInfo } from './client.js';
+import { GroupAdmin } from './group-admin.js';
 
 export type { CreatedTopic, OngoingReassignment, DescribedConfig };
 
@@ -78,12 +80,36 @@ const LEADER_POLL_INTERVAL_MS = 50;
 
 export class Admin {
   private readonly leaderWaitTimeoutMs: number;
+  private readonly groups: GroupAdmin;
 
   constructor(private readonly client: Client, opts: AdminOptions = {}) {
     this.leaderWaitTimeoutMs = opts.leaderWaitTimeoutMs ?? 30_000;
     if (!(Number.isSafeInteger(this.leaderWaitTimeoutMs) && this.leaderWaitTimeoutMs > 0)) {
       throw new SluiceError(Errors.INVALID_CONFIG, 'leaderWaitTimeoutMs must be a positive integer');
     }
+    this.groups = new GroupAdmin(client);
+  }
+
+  // ---- groups (GroupAdmin's, here so one object covers the admin API) ----------
+
+  listGroups(): ReturnType<GroupAdmin['listGroups']> {
+    return this.groups.listGroups();
+  }
+
+  describeGroups(groupIds: readonly string[]): ReturnType<GroupAdmin['describeGroups']> {
+    return this.groups.describeGroups(groupIds);
+  }
+
+  fetchOffsets(opts: Parameters<GroupAdmin['fetchOffsets']>[0]): ReturnType<GroupAdmin['fetchOffsets']> {
+    return this.groups.fetchOffsets(opts);
+  }
+
+  resetOffsets(opts: Parameters<GroupAdmin['resetOffsets']>[0]): ReturnType<GroupAdmin['resetOffsets']> {
+    return this.groups.resetOffsets(opts);
+  }
+
+  deleteGroups(groupIds: readonly string[]): ReturnType<GroupAdmin['deleteGroups']> {
+    return this.groups.deleteGroups(groupIds);
   }
 
   /**

@@ -2,7 +2,7 @@
 // `new Client({ bootstrap })` (ws by default), client.admin() creates a
 // topic, client.producer() sends keyed records (idempotent by default), two
 // groups of client.consumer() each receive every record, in partition order,
-// and client.groupAdmin() shows the committed offsets with no lag.
+// and the admin's group calls show the committed offsets with no lag.
 import { expect } from 'chai';
 import { Client, type ConsumerMessage } from '../../src/index.js';
 import { murmur2Partition } from '../../src/index.js';
@@ -30,6 +30,7 @@ describe('the sluice package entry, end to end', function () {
     const admin = client.admin();
     await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 3, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } }] });
     expect(await admin.listTopics()).to.include('orders');
+    expect(await admin.listGroups()).to.deep.equal([]);
 
     const producer = client.producer({ lingerMs: 2 });
     const messages = Array.from({ length: 60 }, (_, i) => ({ key: `customer-${i % 7}`, value: `order-${i}` }));
@@ -55,7 +56,7 @@ describe('the sluice package entry, end to end', function () {
         const inPartition = got.filter((m) => m.partition === p).map((m) => Number(m.value!.toString().slice('order-'.length)));
         expect(inPartition).to.deep.equal([...inPartition].sort((a, b) => a - b));
       }
-      const [described] = await client.groupAdmin().describeGroups([groupId]);
+      const [described] = await client.admin().describeGroups([groupId]);
       expect(described!.offsets.map((o) => o.lag), `lag of ${groupId} after closing`).to.deep.equal([0, 0, 0]);
     }
   });
