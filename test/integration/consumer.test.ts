@@ -155,6 +155,27 @@ describe('consumer groups on a real 3-node cluster', function () {
     await r2.close();
   });
 
+  it('a static member that restarts quickly gets its partitions back without a rebalance', async () => {
+    await makeTopic(cc, 'static', 4);
+    const col = new Collector();
+    const a = await member('static-group', 'static', 'sa', col, { groupInstanceId: 'instance-a' });
+    // a owns everything before b arrives, so its rejoins carry the partitions it owns: the metadata
+    // its restarted self (owning nothing yet) sends differs, and only the selected protocol is the same.
+    await waitForAssignments('a alone holds all four', () => [a.assignment().length], [4]);
+    const b = await member('static-group', 'static', 'sb', col, { groupInstanceId: 'instance-b' });
+    await waitForAssignments('two partitions each', () => [a.assignment().length, b.assignment().length], [2, 2]);
+    const before = labels(a.assignment()).sort();
+    const generations: number[] = [];
+    b.on('group.join', (e) => generations.push(e.generationId));
+    await a.close(); // a static member does not leave the group on close
+    const a2 = await member('static-group', 'static', 'sa2', col, { groupInstanceId: 'instance-a' });
+    await waitFor('the restarted member to hold partitions', () => a2.assignment().length === 2 || undefined, { timeoutMs: WAIT_MS, intervalMs: 50 });
+    expect(labels(a2.assignment()).sort()).to.deep.equal(before);
+    expect(generations, 'the other member saw no rebalance').to.deep.equal([]);
+    const more = await produceTo(cc, 'static', 4, 5, 's');
+    await col.waitForAll(more, 'records after the restart');
+  });
+
   it('commits survive the SIGKILL of the coordinator\'s broker, and a running consumer follows the new leaders', async () => {
     await makeTopic(cc, 'survive', 3);
     const first = await produceTo(cc, 'survive', 3, 10, 'a');
@@ -181,26 +202,5 @@ describe('consumer groups on a real 3-node cluster', function () {
     await col.waitForAll(second, 'the running consumer to read what was produced after the kill', 's2');
     expect([...col.values('s2')].filter((v) => v.startsWith('a/'))).to.deep.equal([]);
     await s2.close();
-  });
-
-  it('a static member that restarts quickly gets its partitions back without a rebalance', async () => {
-    await makeTopic(cc, 'static', 4);
-    const col = new Collector();
-    const a = await member('static-group', 'static', 'sa', col, { groupInstanceId: 'instance-a' });
-    // a owns everything before b arrives, so its rejoins carry the partitions it owns: the metadata
-    // its restarted self (owning nothing yet) sends differs, and only the selected protocol is the same.
-    await waitForAssignments('a alone holds all four', () => [a.assignment().length], [4]);
-    const b = await member('static-group', 'static', 'sb', col, { groupInstanceId: 'instance-b' });
-    await waitForAssignments('two partitions each', () => [a.assignment().length, b.assignment().length], [2, 2]);
-    const before = labels(a.assignment()).sort();
-    const generations: number[] = [];
-    b.on('group.join', (e) => generations.push(e.generationId));
-    await a.close(); // a static member does not leave the group on close
-    const a2 = await member('static-group', 'static', 'sa2', col, { groupInstanceId: 'instance-a' });
-    await waitFor('the restarted member to hold partitions', () => a2.assignment().length === 2 || undefined, { timeoutMs: WAIT_MS, intervalMs: 50 });
-    expect(labels(a2.assignment()).sort()).to.deep.equal(before);
-    expect(generations, 'the other member saw no rebalance').to.deep.equal([]);
-    const more = await produceTo(cc, 'static', 4, 5, 's');
-    await col.waitForAll(more, 'records after the restart');
   });
 });
