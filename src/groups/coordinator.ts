@@ -112,6 +112,14 @@ export class GroupCoordinator implements OffsetsHost {
     for (const shard of [...this.shards.values()]) this.unload(shard, 'the broker is shutting down');
   }
 
+  /** Committed offsets of every group in the loaded shards (metrics: consumer lag). */
+  *committedOffsets(): Iterable<{ readonly groupId: string; readonly offsets: GroupOffsets }> {
+    for (const shard of this.shards.values()) {
+      if (shard.state !== 'active') continue;
+      for (const [groupId, entry] of shard.groups) yield { groupId, offsets: entry.offsets };
+    }
+  }
+
   /** Offsets partitions this broker coordinates, with their state (tests, describe). */
   get shardStates(): ReadonlyMap<number, Shard['state']> {
     return new Map([...this.shards].map(([p, s]) => [p, s.state] as const));

@@ -167,6 +167,18 @@ export class ReplicaManager {
     return [...this.partitions.values()];
   }
 
+  /** Requests waiting in each purgatory (metrics). */
+  get purgatorySizes(): { produce: number; fetch: number } {
+    return { produce: this.producePurgatory.size, fetch: this.fetchPurgatory.size };
+  }
+
+  /** Partitions this broker leads (metrics). */
+  get leaderCount(): number {
+    let n = 0;
+    for (const p of this.partitions.values()) if (p.isLeader) n++;
+    return n;
+  }
+
   /** The idempotent-producer state of a hosted partition, once built (tests). */
   producerState(topic: string, index: number): ProducerStateTable | undefined {
     const p = this.partitions.get(partitionKey(topic, index));

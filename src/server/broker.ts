@@ -20,12 +20,21 @@ import type { MetadataStateMachine } from '../metadata/state-machine.js';
 import type { Endpoint } from '../metadata/records.js';
 import { WsServer } from '../net/ws-server.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../net/limits.js';
-import { ReplicaManager, type AlterPartitionAnswer, type DurabilityMode } from '../replication/replica-manager.js';
+import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
 import { BrokerLifecycle } from './broker-lifecycle.js';
 import { createBrokerApi, type ControllerCall } from './broker-api.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
+import type { RequestHandler } from '../net/server-connection.js';
+
+/** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
+async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
+  const oldSize = opts.metadata.image.topicsById.get(req.topicId)?.partitions.get(req.partition)?.isr.length;
+  const answer = await opts.control<AlterPartitionAnswer>('alterPartition', { ...req, newIsr: [...req.newIsr] });
+  if (answer.errorCode === 0 && oldSize !== undefined) opts.instrument?.onIsrChange(oldSize, req.newIsr.length);
+  return answer;
+}
 
 export interface BrokerSettings {
   readonly listen: { readonly host: string; readonly port: number };
@@ -52,6 +61,14 @@ export interface BrokerOptions {
   readonly extraEndpoints?: readonly Endpoint[];
   readonly rng: Rng;
   readonly logger: Logger;
+  /** Metrics hooks (metrics.ts); absent, nothing is measured. */
+  readonly instrument?: BrokerInstrumentation;
+}
+
+/** Where metrics watch the broker: its request handler, and ISR changes the controller accepted. */
+export interface BrokerInstrumentation {
+  wrapHandler(handler: RequestHandler): RequestHandler;
+  onIsrChange(oldSize: number, newSize: number): void;
 }
 
 export interface Broker {
@@ -73,7 +90,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const replicas = new ReplicaManager({
     brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: SystemClock, logger: log.child({ component: 'replicas' }),
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
-    alterPartition: (req) => opts.control<AlterPartitionAnswer>('alterPartition', { ...req, newIsr: [...req.newIsr] }),
+    alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
     fetcher: {},
   });
@@ -83,16 +100,15 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
-  const listener = new WsServer(
-    createBrokerApi({
-      image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
-      producerIds: new ProducerIdManager({
-        brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
-      }),
-      groups,
+  const api = createBrokerApi({
+    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
+    producerIds: new ProducerIdManager({
+      brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
     }),
-    log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS,
-  );
+    groups,
+  });
+  const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS);
   let bound;
   try {
     bound = await listener.listen(s.listen);

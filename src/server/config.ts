@@ -52,6 +52,8 @@ export interface ServerConfig {
   readonly raftOnly: boolean;
   /** Present when roles include 'broker'. */
   readonly broker: BrokerConfig | undefined;
+  /** --metrics-listen: where /metrics, /healthz and /readyz are served over HTTP (none when absent). */
+  readonly metricsListen: ListenAddress | undefined;
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
@@ -69,6 +71,7 @@ export interface ServerFlags {
   readonly listen?: string;
   readonly durability?: string;
   readonly replicaLagTimeMaxMs?: number;
+  readonly metricsListen?: string;
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -137,7 +140,21 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     transportLimits: DEFAULT_TRANSPORT_LIMITS,
     raftOnly: flags.raftOnly === true,
     broker,
+    metricsListen: flags.metricsListen === undefined ? undefined : parseMetricsListen(flags.metricsListen),
   };
+}
+
+/** Parses http://host:port (port 0: any free port). */
+export function parseMetricsListen(text: string): ListenAddress {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch { /* reported below */ }
+  const port = url ? Number(url.port || NaN) : NaN;
+  if (!url || url.protocol !== 'http:' || !url.hostname || !(Number.isInteger(port) && port >= 0 && port <= 65535) || (url.pathname !== '/' && url.pathname !== '')) {
+    throw invalid(`--metrics-listen must be http://host:port, got '${text}'`);
+  }
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port, url: `http://${url.host}` };
 }
 
 function brokerConfigFrom(flags: ServerFlags): BrokerConfig {

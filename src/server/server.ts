@@ -30,6 +30,8 @@ import { DEFAULT_LOG_CONFIG } from '../storage/log-config.js';
 import { startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
 import { METADATA_ENDPOINT } from '../raft-node/observers.js';
+import { NodeMetrics, nodeSources } from './metrics.js';
+import { readiness, startMetricsServer, type MetricsServer } from './metrics-http.js';
 
 /** Request timeout of a broker's heartbeats and AlterPartition calls (well under broker.session.timeout.ms). */
 const CONTROL_REQUEST_TIMEOUT_MS = 2_000;
@@ -44,6 +46,8 @@ export interface Server {
   /** The broker (present with the broker role). */
   readonly broker: Broker | undefined;
   readonly transport: RaftTransport;
+  /** The metrics listener (present with --metrics-listen). */
+  readonly metrics: MetricsServer | undefined;
   /** Resolves when the node fails (a disk error or broken invariant); the process should exit non-zero. */
   readonly failed: Promise<Error>;
   stop(opts?: { transferLeadership?: boolean }): Promise<void>;
@@ -81,11 +85,12 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     unlock();
     throw err;
   }
+  const metrics = cfg.metricsListen ? new NodeMetrics() : undefined;
   let controller: QuorumController | undefined;
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
-      quorum: node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
+      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = createControllerApi(controller);
@@ -128,8 +133,19 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
         admin: (api, body) => admin.controller(api, body),
         extraEndpoints: [{ name: METADATA_ENDPOINT, url: cfg.controllerListen.url }],
         logger: log.child({ component: 'broker' }),
+        ...(metrics ? { instrument: metrics } : {}),
       });
     } catch (err) {
+      await closeDown({});
+      throw err;
+    }
+  }
+  let metricsServer: MetricsServer | undefined;
+  if (metrics && cfg.metricsListen) {
+    try {
+      metricsServer = await serveMetrics(metrics, cfg, { node, metadata, controller, broker }, log);
+    } catch (err) {
+      await broker?.stop({ controlled: false }).catch(() => undefined);
       await closeDown({});
       throw err;
     }
@@ -138,6 +154,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
     stopping ??= (async () => {
       try {
+        await metricsServer?.close();
         await broker?.stop({ controlled: opts.transferLeadership !== false });
       } finally {
         await closeDown(opts);
@@ -145,5 +162,23 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     })();
     return stopping;
   };
-  return { meta: dir.meta, node, controller, broker, transport, failed, stop };
+  return { meta: dir.meta, node, controller, broker, transport, metrics: metricsServer, failed, stop };
+}
+
+/** Starts the metrics listener: scrape sources and readiness read the node's parts. */
+async function serveMetrics(
+  metrics: NodeMetrics, cfg: ServerConfig, parts: Parameters<typeof nodeSources>[0], log: Logger,
+): Promise<MetricsServer> {
+  const sources = nodeSources(parts);
+  metrics.attach(sources);
+  const listen = cfg.metricsListen!;
+  const server = await startMetricsServer({
+    host: listen.host, port: listen.port, metrics, logger: log.child({ component: 'metrics' }),
+    readiness: () => {
+      const r = sources.raft();
+      return readiness({ leader: r.leader, commit: r.commit, applied: r.applied, brokerState: sources.broker?.state() });
+    },
+  });
+  log.info({ url: server.url }, 'metrics listener up');
+  return server;
 }

@@ -25,6 +25,7 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('listen', { type: 'string', describe: 'broker listener for clients and follower fetches, ws://host:port (broker role)' })
     .option('durability', { type: 'string', choices: ['replication', 'fsync'], describe: 'replication (default): a batch counts toward the high watermark once appended; fsync: once fsynced on the leader and each ISR member' })
     .option('replica-lag-time-max-ms', { type: 'number', describe: 'replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR (default 30000)' })
+    .option('metrics-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz and /readyz over HTTP at http://host:port (off by default)' })
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
     .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })
     .option('election-timeout-ms', { type: 'number', describe: 'base Raft election timeout (effective: uniform in [t, 2t))' })
