@@ -7,9 +7,15 @@ import yargs from 'yargs';
 import { VERSION } from '../version.js';
 import { localCommand } from './commands/local.js';
 import { serverCommand } from './commands/server.js';
+import { topicsCommand } from './commands/topics.js';
+import { configsCommand } from './commands/configs.js';
+import { clusterCommand } from './commands/cluster.js';
+import { produceCommand } from './commands/produce.js';
+import { consumeCommand } from './commands/consume.js';
+import { groupsCommand } from './commands/groups.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -25,6 +31,12 @@ export function buildCli(argv: string[]) {
     .recommendCommands()
     .command(serverCommand)
     .command(localCommand)
+    .command(topicsCommand)
+    .command(configsCommand)
+    .command(clusterCommand)
+    .command(produceCommand)
+    .command(consumeCommand)
+    .command(groupsCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {

@@ -165,7 +165,10 @@ export function nextSteps(plan: LocalPlan, sluice = 'sluice'): string[] {
   return [
     'Next:',
     `  clients connect with --bootstrap ${plan.bootstrap} (or SLUICE_BOOTSTRAP)`,
-    '  `sluice topics|produce|consume|cluster status` arrive with the CLI issue; the client library speaks to the brokers today',
+    `  create a topic:        ${sluice} topics create --topic demo --partitions 3 --replication-factor 3`,
+    `  produce lines:         echo hello | ${sluice} produce --topic demo`,
+    `  read them back:        ${sluice} consume --topic demo --from-beginning --max-messages 1`,
+    `  the cluster:           ${sluice} cluster status`,
     `  options of one node:   ${sluice} server --help`,
     `  follow a node's log:   tail -f ${last?.logFile ?? SERVER_LOG}`,
     `  add a broker-only node (a metadata observer):`,

@@ -1,0 +1,211 @@
+// `sluice cluster status`: the controller quorum, the brokers, and counts of
+// under-replicated and offline partitions, in one view.
+//
+// Sources, so the output is only what can be measured:
+//   - brokers: DescribeCluster (registered brokers, fenced ones included,
+//     with their endpoints), plus each live broker's own DescribeCluster for
+//     the metadata offset it has applied;
+//   - partitions: Metadata of every topic (ISR smaller than the replica set →
+//     under-replicated; no leader → offline);
+//   - quorum: the Raft `status` op of every node, reached at the CONTROLLER
+//     endpoint each broker registers (its Raft listener) plus any --controller
+//     urls (controller-only voters register no endpoint). The leader is the
+//     node that answers role 'leader' in the highest term; the metadata high
+//     watermark is its commit index; a node's lag is the leader's last log
+//     index minus the node's, from their own answers (read a few ms apart, so
+//     a busy log shows a small lag). The status op does not expose the
+//     leader's per-follower progress, so last contact is reported as unknown
+//     (null) rather than guessed.
+// A node that does not answer is listed as unreachable; the command still
+// exits 0 — it reports state — unless no broker answers at all (exit 1).
+
+import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
+import type { Client } from '../../index.js';
+import type { BrokerDescription } from '../../client/admin.js';
+import { QuorumClient } from '../../raft-node/quorum-client.js';
+import type { StatusResult } from '../../raft-node/client-service.js';
+import { METADATA_ENDPOINT } from '../../raft-node/observers.js';
+import { errorLine, print, runClientCommand, withClientFlags, type ClientFlags } from '../client-command.js';
+import { listOf } from './configs.js';
+import { cellText, renderTable } from '../table.js';
+
+/** How long one node's status may take; a dead node must not hold the report up for the full request timeout. */
+const STATUS_TIMEOUT_MS_MAX = 5_000;
+
+interface StatusFlags extends ClientFlags { readonly controller?: string[] }
+
+export interface QuorumNodeView {
+  readonly nodeId: number;
+  readonly kind: 'voter' | 'observer' | 'unknown';
+  readonly url: string | null;
+  readonly reachable: boolean;
+  readonly role: string | null;
+  readonly term: number | null;
+  /** The leader this node follows, by its own answer. */
+  readonly leader: number | null;
+  readonly lastIndex: number | null;
+  readonly commit: number | null;
+  readonly applied: number | null;
+  /** Leader's last log index minus this node's; null when either is unknown. */
+  readonly lag: number | null;
+  /** Not exposed by the quorum's status op: always null. */
+  readonly lastContactMs: null;
+  readonly error: string | null;
+}
+
+export interface ClusterStatus {
+  readonly clusterId: string | null;
+  readonly controllerId: number;
+  readonly quorum: {
+    readonly leaderId: number | null;
+    readonly term: number | null;
+    readonly highWatermark: number | null;
+    readonly nodes: readonly QuorumNodeView[];
+  };
+  readonly brokers: ReadonlyArray<{
+    readonly nodeId: number;
+    readonly state: 'fenced' | 'running' | 'shutting-down';
+    readonly rack: string | null;
+    readonly endpoints: ReadonlyArray<{ readonly name: string; readonly url: string }>;
+    readonly metadataOffset: number | null;
+  }>;
+  readonly partitions: { readonly total: number; readonly underReplicated: number; readonly offline: number };
+  readonly notes: readonly string[];
+}
+
+const NOTES = [
+  'lag: the leader\'s last metadata log index minus the node\'s, each from its own status answer',
+  'lastContactMs: not exposed by the quorum status op (unknown)',
+];
+
+function brokerState(b: BrokerDescription): 'fenced' | 'running' | 'shutting-down' {
+  if (b.inControlledShutdown) return 'shutting-down';
+  return b.fenced ? 'fenced' : 'running';
+}
+
+/** The applied metadata offset each reachable, unfenced broker reports for itself. */
+async function metadataOffsets(client: Client, brokers: readonly BrokerDescription[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  await Promise.all(brokers.filter((b) => !b.fenced && b.url !== null).map(async (b) => {
+    try {
+      out.set(b.nodeId, (await (await client.connection(b.nodeId)).describeCluster()).metadataOffset);
+    } catch { /* shown as unknown */ }
+  }));
+  return out;
+}
+
+async function partitionCounts(client: Client): Promise<ClusterStatus['partitions']> {
+  const admin = client.admin();
+  const topics = await admin.describeTopics({ topics: await admin.listTopics() });
+  const parts = topics.flatMap((t) => t.partitions);
+  return {
+    total: parts.length,
+    underReplicated: parts.filter((p) => p.isr.length < p.replicas.length).length,
+    offline: parts.filter((p) => p.leader < 0).length,
+  };
+}
+
+/** Every endpoint's status (or why not), keyed by url. */
+async function statuses(urls: readonly string[], timeoutMs: number): Promise<Map<string, StatusResult | string>> {
+  const out = new Map<string, StatusResult | string>();
+  if (urls.length === 0) return out;
+  const qc = new QuorumClient({ endpoints: urls, limits: { connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs } });
+  try {
+    await Promise.all(urls.map(async (url) => {
+      try {
+        out.set(url, await qc.status(url));
+      } catch (err) {
+        out.set(url, errorLine(err));
+      }
+    }));
+  } finally {
+    qc.close();
+  }
+  return out;
+}
+
+/** The quorum view from whatever nodes answered. */
+export function quorumView(byUrl: ReadonlyMap<string, StatusResult | string>, urlOf: ReadonlyMap<number, string>): ClusterStatus['quorum'] {
+  const answers = [...byUrl].flatMap(([url, s]) => (typeof s === 'string' ? [] : [{ url, s }]));
+  const leader = answers.filter((a) => a.s.role === 'leader').sort((a, b) => b.s.term - a.s.term)[0]?.s;
+  const reference = leader ?? answers.sort((a, b) => b.s.term - a.s.term)[0]?.s;
+  const voters = new Set(reference?.voters ?? []);
+  const observers = new Set(reference?.observers ?? []);
+  const ids = new Set<number>([...voters, ...observers, ...answers.map((a) => a.s.nodeId), ...urlOf.keys()]);
+  const nodes = [...ids].sort((a, b) => a - b).map((nodeId): QuorumNodeView => {
+    const a = answers.find((x) => x.s.nodeId === nodeId);
+    const url = a?.url ?? urlOf.get(nodeId) ?? null;
+    const failure = url === null ? 'no known endpoint (give --controller ws://host:port)' : byUrl.get(url);
+    const kind = voters.has(nodeId) ? 'voter' : observers.has(nodeId) ? 'observer' : 'unknown';
+    const s = a?.s;
+    return {
+      nodeId, kind, url, reachable: s !== undefined,
+      role: s?.role ?? null, term: s?.term ?? null, leader: s ? (s.leader >= 0 ? s.leader : null) : null,
+      lastIndex: s?.lastIndex ?? null, commit: s?.commit ?? null, applied: s?.applied ?? null,
+      lag: s && leader ? leader.lastIndex - s.lastIndex : null,
+      lastContactMs: null,
+      error: s ? null : typeof failure === 'string' ? failure : 'did not answer',
+    };
+  });
+  return { leaderId: leader?.nodeId ?? null, term: leader?.term ?? reference?.term ?? null, highWatermark: leader?.commit ?? null, nodes };
+}
+
+export async function clusterStatus(client: Client, extraControllers: readonly string[], timeoutMs: number): Promise<ClusterStatus> {
+  const cluster = await client.admin().describeCluster();
+  const urlOf = new Map<number, string>();
+  for (const b of cluster.brokers) {
+    const ep = b.endpoints.find((e) => e.name === METADATA_ENDPOINT);
+    if (ep) urlOf.set(b.nodeId, ep.url);
+  }
+  const urls = [...new Set([...urlOf.values(), ...extraControllers])];
+  const [byUrl, offsets, partitions] = await Promise.all([statuses(urls, timeoutMs), metadataOffsets(client, cluster.brokers), partitionCounts(client)]);
+  return {
+    clusterId: cluster.clusterId,
+    controllerId: cluster.controllerId,
+    quorum: quorumView(byUrl, urlOf),
+    brokers: cluster.brokers.map((b) => ({
+      nodeId: b.nodeId, state: brokerState(b), rack: b.rack, endpoints: b.endpoints, metadataOffset: offsets.get(b.nodeId) ?? null,
+    })),
+    partitions,
+    notes: NOTES,
+  };
+}
+
+export function renderStatus(s: ClusterStatus): string {
+  const q = s.quorum;
+  const head = [
+    `Cluster ${cellText(s.clusterId)}  active controller ${s.controllerId >= 0 ? s.controllerId : 'none'}`,
+    `Quorum: leader ${cellText(q.leaderId)}  term ${cellText(q.term)}  metadata high watermark ${cellText(q.highWatermark)}`,
+  ];
+  const nodes = renderTable(['NODE', 'KIND', 'ROLE', 'TERM', 'LAST-INDEX', 'COMMIT', 'APPLIED', 'LAG', 'LAST-CONTACT', 'URL', 'ERROR'],
+    q.nodes.map((n) => [n.nodeId, n.kind, n.role, n.term, n.lastIndex, n.commit, n.applied, n.lag, 'unknown', n.url, n.error]));
+  const brokers = renderTable(['BROKER', 'STATE', 'METADATA-OFFSET', 'ENDPOINTS'],
+    s.brokers.map((b) => [b.nodeId, b.state, b.metadataOffset, b.endpoints.map((e) => `${e.name}=${e.url}`).join(' ')]));
+  const p = s.partitions;
+  return [...head, '', nodes, '', brokers, '',
+    `Partitions: ${p.total} total, ${p.underReplicated} under-replicated, ${p.offline} offline`,
+    '', ...s.notes.map((n) => `note: ${n}`)].join('\n');
+}
+
+const statusCommand: CommandModule<object, StatusFlags> = {
+  command: 'status',
+  describe: 'The quorum (leader, term, metadata high watermark, each node\'s lag), the brokers, and partition health',
+  builder: (y) => withClientFlags(y)
+    .usage('$0 cluster status [--controller ws://host:port ...]')
+    .option('controller', { type: 'string', array: true, describe: 'extra controller (Raft) listeners to ask, for controller-only voters (repeatable)' })
+    .example('$0 cluster status', 'a readable summary')
+    .example('$0 cluster status --json | jq .quorum.leaderId', 'the Raft leader, for scripts') as unknown as Argv<StatusFlags>,
+  handler: (args: ArgumentsCamelCase<StatusFlags>) => runClientCommand(args, async (client) => {
+    const status = await clusterStatus(client, listOf(args.controller), Math.min(args.requestTimeoutMs, STATUS_TIMEOUT_MS_MAX));
+    print(args, status, () => renderStatus(status));
+  }),
+};
+
+export const clusterCommand: CommandModule = {
+  command: 'cluster',
+  describe: 'Cluster-wide views: the quorum, brokers and partition health',
+  builder: (y) => y
+    .command(statusCommand)
+    .demandCommand(1, 'Name an action: status'),
+  handler: () => undefined,
+};
