@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { LogLevel } from '../util/logger.js';
+import { logConfigFrom, type LogConfig } from '../storage/log-config.js';
 import {
   DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
   type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
@@ -30,6 +31,8 @@ export interface BrokerConfig {
   readonly replicaLagTimeMaxMs: number;
   /** When an appended batch counts toward the high watermark: at once, or once fsynced (docs/replication.md). */
   readonly durability: DurabilityMode;
+  /** The broker's log defaults (Kafka's log.* keys over the built-in defaults); topic configs override them. */
+  readonly logConfig: LogConfig;
 }
 
 export interface ServerConfig {
@@ -72,6 +75,8 @@ export interface ServerFlags {
   readonly durability?: string;
   readonly replicaLagTimeMaxMs?: number;
   readonly metricsListen?: string;
+  /** Broker-level log keys from a config file (log.segment.bytes, log.retention.ms, ...), as a JSON object text. */
+  readonly logConfig?: string;
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -163,5 +168,11 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   if (!DURABILITY_MODES.includes(durability)) throw invalid(`--durability must be one of ${DURABILITY_MODES.join(', ')}`);
   const lag = flags.replicaLagTimeMaxMs ?? 30_000;
   if (!(Number.isSafeInteger(lag) && lag > 0)) throw invalid('--replica-lag-time-max-ms must be a positive integer');
-  return { listen: parseListenUrl(flags.listen), replicaLagTimeMaxMs: lag, durability };
+  let logConfig: LogConfig;
+  try {
+    logConfig = logConfigFrom(flags.logConfig === undefined ? {} : JSON.parse(flags.logConfig) as Record<string, string>);
+  } catch (err) {
+    throw invalid(err instanceof Error ? err.message.replace(/^INVALID_CONFIG: /, '') : String(err));
+  }
+  return { listen: parseListenUrl(flags.listen), replicaLagTimeMaxMs: lag, durability, logConfig };
 }

@@ -26,7 +26,6 @@ import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
 import { SystemClock } from '../util/clock.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
-import { DEFAULT_LOG_CONFIG } from '../storage/log-config.js';
 import { startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
 import { METADATA_ENDPOINT } from '../raft-node/observers.js';
@@ -127,7 +126,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     try {
       broker = await startBroker({
         nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
-        settings: { listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: DEFAULT_LOG_CONFIG },
+        settings: { listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),
         admin: (api, body) => admin.controller(api, body),

@@ -2,13 +2,13 @@
 // bad flags, unavailable roles, unusable data dirs, ports in use and a second
 // process on the same data dir; a clean exit 0 on SIGTERM.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { META_PROPERTIES, METADATA_LOG_DIR } from '../../src/server/data-dir.js';
-import { MAIN_JS, ProcessCluster, freePorts } from './harness.js';
+import { MAIN_JS, ProcessCluster, freePorts, waitFor } from './harness.js';
 
 function server(args: string[]) {
   return spawnSync(process.execPath, [MAIN_JS, 'server', ...args], { encoding: 'utf8', timeout: 20_000 });
@@ -103,5 +103,41 @@ describe('sluice server command', function () {
     } finally {
       await cluster.cleanup();
     }
+  });
+
+  it('reads a .properties or JSON config file with Kafka\'s names; flags win; unknown keys are refused', async () => {
+    const [brokerPort = 0, controllerPort = 0] = await freePorts(2);
+    const props = path.join(tmp, 'node.properties');
+    fs.writeFileSync(props, [
+      '# one combined node', 'node.id=1', 'process.roles=broker,controller',
+      `listeners=BROKER://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort}`,
+      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`, `log.dirs=${path.join(tmp, 'data')}`,
+      'log.segment.bytes=1048576', 'replica.lag.time.max.ms=5000', 'log.level=nonsense',
+    ].join('\n'));
+    // The file's bad log.level is overridden by the flag: flags win.
+    const child = spawn(process.execPath, [MAIN_JS, 'server', '--config', props, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    try {
+      await waitFor('the broker listener from the config file', () => /broker listener up/.test(out) || undefined, { timeoutMs: 20_000 });
+      expect(out).to.include(`ws://127.0.0.1:${brokerPort}`);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
+    const json = path.join(tmp, 'node.json');
+    fs.writeFileSync(json, JSON.stringify({ 'node.id': 1, 'process.roles': 'controller', 'no.such.key': 'x' }));
+    const refused = server(['--config', json]);
+    expect(refused.status, refused.stderr + refused.stdout.slice(-300)).to.equal(2);
+    expect(refused.stderr).to.match(/unknown key 'no\.such\.key'/);
+    const badLog = path.join(tmp, 'bad.properties');
+    fs.writeFileSync(badLog, fs.readFileSync(props, 'utf8').replace('log.level=nonsense', 'log.segment.bytes=12'));
+    const tooSmall = server(['--config', badLog]);
+    expect(tooSmall.status).to.equal(2);
+    expect(tooSmall.stderr).to.match(/log\.segment\.bytes/);
   });
 });

@@ -11,12 +11,16 @@ import { createLogger, type Logger } from '../../util/logger.js';
 import { isSluiceError } from '../../util/errors.js';
 import { LOG_LEVELS, serverConfigFromFlags, type ServerConfig, type ServerFlags } from '../../server/config.js';
 import { startServer, type Server } from '../../server/server.js';
+import { readServerConfigFile } from '../../server/config-file.js';
 
 type Args = ArgumentsCamelCase<ServerFlags>;
 
 function builder(y: Argv): Argv<ServerFlags> {
   return y
     .usage('$0 server --node-id N --roles broker,controller --listen ws://HOST:PORT --controller-listen ws://HOST:PORT --controller-quorum ID@HOST:PORT,... --data-dir DIR')
+    .config('config', 'settings from a .properties or .json file with Kafka\'s names (node.id, process.roles, listeners, controller.quorum.voters, log.dirs, log.* ...); flags win over it', (file: string) => readServerConfigFile(file))
+    // The log.* keys of a config file arrive here as one object (not a command-line flag).
+    .option('log-config', { type: 'string', hidden: true })
     .option('node-id', { type: 'number', demandOption: true, describe: 'this node\'s id (node.id)' })
     .option('roles', { type: 'string', demandOption: true, describe: 'process.roles: broker, controller or broker,controller' })
     .option('controller-listen', { type: 'string', demandOption: true, describe: 'controller listener, ws://host:port (on a broker-only node: where it follows the metadata log)' })

@@ -1,0 +1,110 @@
+// `sluice server --config FILE`: a node's settings from a file with Kafka's
+// names, as a `.properties` file (key=value lines, # comments) or JSON (an
+// object of the same keys). The result is the flags' values, which yargs
+// merges under the command line: flags win over the file.
+//
+// Keys (docs/operations.md lists them): node.id, process.roles,
+// controller.quorum.voters, log.dirs (one directory), listeners
+// (BROKER://host:port for the broker listener, CONTROLLER://host:port for the
+// controller listener; PLAINTEXT is taken as BROKER), cluster.id,
+// replica.lag.time.max.ms, durability, metrics.listen, log.level, and the
+// broker-level log keys (log.segment.bytes, log.retention.ms, ...). An
+// unknown key, a bad value or an unreadable file is an INVALID_CONFIG error
+// naming the key and the file: nothing starts with a half-understood config.
+
+import fs from 'node:fs';
+import { Errors, SluiceError } from '../util/errors.js';
+import { LOG_CONFIG_KEYS } from '../storage/log-config.js';
+
+function invalid(file: string, message: string): SluiceError {
+  return new SluiceError(Errors.INVALID_CONFIG, `${file}: ${message}`);
+}
+
+/** Kafka name → the `sluice server` flag it sets (yargs' camelCase key). */
+const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map([
+  ['node.id', { flag: 'nodeId', numeric: true }],
+  ['process.roles', { flag: 'roles', numeric: false }],
+  ['controller.quorum.voters', { flag: 'controllerQuorum', numeric: false }],
+  ['cluster.id', { flag: 'clusterId', numeric: false }],
+  ['replica.lag.time.max.ms', { flag: 'replicaLagTimeMaxMs', numeric: true }],
+  ['durability', { flag: 'durability', numeric: false }],
+  ['metrics.listen', { flag: 'metricsListen', numeric: false }],
+  ['log.level', { flag: 'logLevel', numeric: false }],
+]);
+
+const LOG_KEYS: ReadonlySet<string> = new Set(LOG_CONFIG_KEYS.map((k) => k.brokerKey));
+
+/** Parses .properties text: key=value (or key: value) lines; # and ! start comments. */
+export function parseProperties(text: string, file: string): Map<string, string> {
+  const out = new Map<string, string>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) return;
+    const m = /^([^=:\s]+)\s*[=:]\s*(.*)$/.exec(line);
+    if (!m) throw invalid(file, `line ${i + 1} is not key=value: ${line.slice(0, 60)}`);
+    out.set(m[1]!, m[2]!.trim());
+  });
+  return out;
+}
+
+function entriesOf(file: string): Map<string, string> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw invalid(file, `cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (!file.endsWith('.json')) return parseProperties(text, file);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw invalid(file, `not JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(file, 'must hold a JSON object');
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw invalid(file, `${k} must be a string or a number`);
+    out.set(k, String(v));
+  }
+  return out;
+}
+
+/** listeners=BROKER://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093 → the two listener flags. */
+function listenersFlags(value: string, file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of value.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const m = /^([A-Za-z_]+):\/\/(.+)$/.exec(part);
+    if (!m) throw invalid(file, `listeners entry '${part}' is not NAME://host:port`);
+    const name = m[1]!.toUpperCase();
+    const flag = name === 'BROKER' || name === 'PLAINTEXT' ? 'listen' : name === 'CONTROLLER' ? 'controllerListen' : null;
+    if (!flag) throw invalid(file, `listeners entry '${part}': the listener name must be BROKER (or PLAINTEXT) or CONTROLLER`);
+    out[flag] = `ws://${m[2]}`;
+  }
+  return out;
+}
+
+/** The flag values a config file sets (yargs config parser: flags on the command line win). */
+export function readServerConfigFile(file: string): Record<string, unknown> {
+  const flags: Record<string, unknown> = {};
+  const logConfig: Record<string, string> = {};
+  for (const [key, value] of entriesOf(file)) {
+    const direct = DIRECT.get(key);
+    if (direct) {
+      if (direct.numeric && !/^-?\d+$/.test(value)) throw invalid(file, `${key} must be an integer, got '${value}'`);
+      flags[direct.flag] = direct.numeric ? Number(value) : value;
+    } else if (key === 'log.dirs') {
+      if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
+      flags.dataDir = value;
+    } else if (key === 'listeners') {
+      Object.assign(flags, listenersFlags(value, file));
+    } else if (LOG_KEYS.has(key)) {
+      logConfig[key] = value;
+    } else {
+      throw invalid(file, `unknown key '${key}' (docs/operations.md lists the keys a node reads)`);
+    }
+  }
+  // As one JSON string: yargs would split dotted keys of an object into nested ones.
+  if (Object.keys(logConfig).length > 0) flags.logConfig = JSON.stringify(logConfig);
+  return flags;
+}
