@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { QuorumClient } from '../../src/raft-node/quorum-client.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { DataClient } from './data-client.js';
+import { DataClient, startBrokerCluster } from './data-client.js';
 
 describe('broker-only nodes (metadata observers) on a real cluster', function () {
   this.timeout(120_000);
@@ -15,10 +15,7 @@ describe('broker-only nodes (metadata observers) on a real cluster', function ()
   let client: DataClient;
 
   before(async () => {
-    cluster = await ProcessCluster.create({ size: 3, brokers: true, brokerOnly: 2, extraArgs: ['--replica-lag-time-max-ms', '1500'] });
-    cluster.startAll();
-    client = new DataClient(() => cluster.nodes.filter((n) => n.running).map((n) => n.brokerUrl));
-    await waitFor('five unfenced brokers', async () => (await client.metadata(null)).brokers.length === 5, { timeoutMs: 60_000 });
+    ({ cluster, client } = await startBrokerCluster({ size: 3, brokerOnly: 2, extraArgs: ['--replica-lag-time-max-ms', '1500'] }));
   });
 
   after(async () => {

@@ -9,7 +9,7 @@ import { decodeFetchedRecords, encodeMessages } from '../../src/client/records.j
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { MetadataPartition, MetadataResponse } from '../../src/protocol/apis/metadata.js';
 import type { ProducePartitionResponse } from '../../src/protocol/apis/produce.js';
-import { waitFor } from './harness.js';
+import { ProcessCluster, waitFor, type ClusterOptions } from './harness.js';
 
 export class DataClient {
   private readonly conns = new Map<string, Promise<BrokerConnection>>();
@@ -126,4 +126,24 @@ export class DataClient {
     this.conns.clear();
     for (const c of all) await c.then((conn) => conn.close(), () => undefined);
   }
+}
+
+/**
+ * Starts a cluster with brokers, waits until every broker is unfenced, and
+ * (optionally) sets the cluster's broker.session.timeout.ms so failovers in
+ * tests take seconds, not the default nine.
+ */
+export async function startBrokerCluster(opts: ClusterOptions & { sessionTimeoutMs?: number }): Promise<{ cluster: ProcessCluster; client: DataClient }> {
+  const cluster = await ProcessCluster.create({ brokers: true, ...opts });
+  cluster.startAll();
+  const client = new DataClient(() => cluster.nodes.filter((n) => n.running).map((n) => n.brokerUrl));
+  const brokers = cluster.brokerUrls.length;
+  await waitFor(`${brokers} unfenced brokers`, async () => (await client.metadata(null)).brokers.length === brokers, { timeoutMs: 60_000 });
+  if (opts.sessionTimeoutMs !== undefined) {
+    const conn = await client.connection(cluster.nodes[0]!.brokerUrl);
+    const res = await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(opts.sessionTimeoutMs) } }] });
+    const failed = res.resources.find((r) => r.errorCode !== 0);
+    if (failed) throw new Error(`setting broker.session.timeout.ms failed: ${failed.errorMessage}`);
+  }
+  return { cluster, client };
 }

@@ -13,7 +13,7 @@ import type { ProducePartitionResponse } from '../../src/protocol/apis/produce.j
 import { encodeRecordBatch } from '../../src/storage/record-batch.js';
 import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { DataClient } from './data-client.js';
+import { DataClient, startBrokerCluster } from './data-client.js';
 
 const SESSION_MS = 3000;
 
@@ -31,13 +31,7 @@ describe('idempotent producer on a real 3-node cluster', function () {
   let client: DataClient;
 
   before(async () => {
-    cluster = await ProcessCluster.create({ size: 3, brokers: true });
-    cluster.startAll();
-    client = new DataClient(() => cluster.nodes.filter((n) => n.running).map((n) => n.brokerUrl));
-    await waitFor('three unfenced brokers', async () => (await client.metadata(null)).brokers.length === 3, { timeoutMs: 60_000 });
-    const conn = await client.connection(cluster.node(1).brokerUrl);
-    const res = await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(SESSION_MS) } }] });
-    expect(res.resources[0]!.errorCode).to.equal(0);
+    ({ cluster, client } = await startBrokerCluster({ size: 3, sessionTimeoutMs: SESSION_MS }));
   });
 
   after(async () => {

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { DataClient } from './data-client.js';
+import { DataClient, startBrokerCluster } from './data-client.js';
 
 const LAG_MS = 1500;
 const SESSION_MS = 3000;
@@ -22,13 +22,7 @@ describe('replication on a real 5-node cluster', function () {
   let client: DataClient;
 
   before(async () => {
-    cluster = await ProcessCluster.create({ size: 5, brokers: true, extraArgs: ['--replica-lag-time-max-ms', String(LAG_MS)] });
-    cluster.startAll();
-    client = new DataClient(() => cluster.nodes.filter((n) => n.running).map((n) => n.brokerUrl));
-    await waitFor('five unfenced brokers', async () => (await client.metadata(null)).brokers.length === 5, { timeoutMs: 60_000 });
-    const conn = await client.connection(cluster.node(1).brokerUrl);
-    const res = await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(SESSION_MS) } }] });
-    expect(res.resources[0]!.errorCode).to.equal(0);
+    ({ cluster, client } = await startBrokerCluster({ size: 5, extraArgs: ['--replica-lag-time-max-ms', String(LAG_MS)], sessionTimeoutMs: SESSION_MS }));
   });
 
   after(async () => {

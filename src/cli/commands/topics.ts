@@ -24,13 +24,7 @@ import { idList, renderTable } from '../table.js';
 import { listOf, parseKeyValues } from './configs.js';
 
 /** One partition as `describe` shows it; offsets are null when the leader could not be asked. */
-export interface PartitionView {
-  readonly partition: number;
-  readonly leader: number;
-  readonly leaderEpoch: number;
-  readonly replicas: readonly number[];
-  readonly isr: readonly number[];
-  readonly offlineReplicas: readonly number[];
+export interface PartitionView extends Omit<PartitionInfo, 'errorCode'> {
   readonly logStartOffset: number | null;
   readonly highWatermark: number | null;
   readonly logEndOffset: number | null;
