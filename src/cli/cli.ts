@@ -13,9 +13,10 @@ import { clusterCommand } from './commands/cluster.js';
 import { produceCommand } from './commands/produce.js';
 import { consumeCommand } from './commands/consume.js';
 import { groupsCommand } from './commands/groups.js';
+import { reassignCommand } from './commands/reassign.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -37,6 +38,7 @@ export function buildCli(argv: string[]) {
     .command(produceCommand)
     .command(consumeCommand)
     .command(groupsCommand)
+    .command(reassignCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {
