@@ -3,6 +3,7 @@
 // constructor and never import pino themselves.
 
 import { pino } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 
 export interface Logger {
   trace(obj: object | string, msg?: string): void;
@@ -15,8 +16,18 @@ export interface Logger {
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
-export function createLogger(opts: { level?: LogLevel; name?: string } = {}): Logger {
-  return pino({ level: opts.level ?? 'info', name: opts.name ?? 'sluice' }) as unknown as Logger;
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * JSON lines by default (what log shippers read); `pretty` — for a person at a
+ * terminal — renders each line readably (pino-pretty, synchronously on stdout).
+ */
+export function createLogger(opts: { level?: LogLevel; name?: string; format?: LogFormat } = {}): Logger {
+  const options = { level: opts.level ?? 'info', name: opts.name ?? 'sluice' };
+  if (opts.format === 'pretty') {
+    return pino(options, PinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', sync: true })) as unknown as Logger;
+  }
+  return pino(options) as unknown as Logger;
 }
 
 /** A logger that drops everything: the default for tests and library use. */

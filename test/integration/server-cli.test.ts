@@ -140,4 +140,24 @@ describe('sluice server command', function () {
     expect(tooSmall.status).to.equal(2);
     expect(tooSmall.stderr).to.match(/log\.segment\.bytes/);
   });
+
+  it('logs JSON lines when piped and readable lines with --log-format pretty', async () => {
+    const run = async (extra: string[]): Promise<string> => {
+      const child = spawn(process.execPath, [MAIN_JS, 'server', ...flags(tmp), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+      try {
+        await waitFor('the node to log that it started', () => /raft node started/.test(out) || undefined, { timeoutMs: 20_000 });
+      } finally {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      return out;
+    };
+    const piped = await run([]);
+    expect(piped.split('\n')[0]).to.match(/^\{"level":30,/);
+    const pretty = await run(['--log-format', 'pretty']);
+    expect(pretty).to.match(/INFO.*raft node started/).and.not.match(/^\{"level"/m);
+  });
 });

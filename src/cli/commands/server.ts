@@ -13,7 +13,7 @@ import { LOG_LEVELS, serverConfigFromFlags, type ServerConfig, type ServerFlags 
 import { startServer, type Server } from '../../server/server.js';
 import { readServerConfigFile } from '../../server/config-file.js';
 
-type Args = ArgumentsCamelCase<ServerFlags>;
+type Args = ArgumentsCamelCase<ServerFlags & { logFormat?: string }>;
 
 function builder(y: Argv): Argv<ServerFlags> {
   return y
@@ -32,6 +32,7 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('metrics-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz and /readyz over HTTP at http://host:port (off by default)' })
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
     .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })
+    .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'json lines, or pretty for a person; default: pretty on a terminal, json otherwise' })
     .option('election-timeout-ms', { type: 'number', describe: 'base Raft election timeout (effective: uniform in [t, 2t))' })
     .option('snapshot-interval-entries', { type: 'number', describe: 'snapshot the metadata state every N applied entries' })
     .option('raft-only', { type: 'boolean', default: false, describe: 'run only the Raft quorum with a digest state machine that accepts raw proposals (for measuring consensus alone)' }) as unknown as Argv<ServerFlags>;
@@ -79,7 +80,8 @@ async function runUntilStopped(server: Server, logger: Logger): Promise<number> 
 
 async function handler(args: Args): Promise<void> {
   const cfg = parseConfig(args);
-  const logger = createLogger({ level: cfg.logLevel });
+  const format = args.logFormat === 'json' || args.logFormat === 'pretty' ? args.logFormat : process.stdout.isTTY ? 'pretty' : 'json';
+  const logger = createLogger({ level: cfg.logLevel, format });
   let server: Server;
   try {
     server = await startServer(cfg, logger);
