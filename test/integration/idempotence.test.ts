@@ -15,7 +15,9 @@ import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
 import { DataClient, startBrokerCluster } from './data-client.js';
 
-const SESSION_MS = 3000;
+// Short enough for quick failovers, long enough that a controller election under a loaded
+// 2-core test run does not fence every broker before heartbeats find the new controller.
+const SESSION_MS = 6000;
 
 function idem(pid: number, epoch: number, seq: number, ...values: string[]): Buffer {
   const now = Date.now();

@@ -19,7 +19,9 @@ import { isSluiceError } from '../../src/util/errors.js';
 import { waitFor, type ProcessCluster } from './harness.js';
 import { Connections, readPartition, startBrokerCluster, type PartitionContent } from './broker-kit.js';
 
-const SESSION_MS = 3000;
+// Short enough for quick failovers, long enough that a controller election under a loaded
+// 2-core test run does not fence every broker before heartbeats find the new controller.
+const SESSION_MS = 6000;
 
 /**
  * A WebSocket that drops the answers to some produce requests after the

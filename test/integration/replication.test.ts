@@ -14,7 +14,9 @@ import { ProcessCluster, waitFor } from './harness.js';
 import { DataClient, startBrokerCluster } from './data-client.js';
 
 const LAG_MS = 1500;
-const SESSION_MS = 3000;
+// Short enough for quick failovers, long enough that a controller election under a loaded
+// 2-core test run does not fence every broker before heartbeats find the new controller.
+const SESSION_MS = 6000;
 
 describe('replication on a real 5-node cluster', function () {
   this.timeout(180_000);
