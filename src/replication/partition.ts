@@ -29,6 +29,8 @@ export class Partition {
   partitionEpoch = -1;
   replicas: readonly number[] = [];
   isr: readonly number[] = [];
+  /** Replicas a reassignment is adding (their replication traffic may be throttled). */
+  addingReplicas: readonly number[] = [];
   /** Leader-side state while this broker leads at `leaderEpoch`. */
   leader: LeaderState | null = null;
 
@@ -70,6 +72,7 @@ export class Partition {
     this.partitionEpoch = reg.partitionEpoch;
     this.replicas = reg.replicas;
     this.isr = reg.isr;
+    this.addingReplicas = reg.addingReplicas;
   }
 
   /** Why a request naming `currentLeaderEpoch` (-1: no check) may not be served by this leader, or null. */

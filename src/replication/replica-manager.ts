@@ -27,7 +27,8 @@ import type { LogManager } from '../storage/log-manager.js';
 import { logConfigFrom, type LogConfig } from '../storage/log-config.js';
 import type { MetadataImage, PartitionRegistration, TopicImage } from '../metadata/image.js';
 import type { MetadataChanges } from '../metadata/delta.js';
-import { effectiveTopicConfig } from '../metadata/config-defs.js';
+import { effectiveBrokerConfig, effectiveTopicConfig } from '../metadata/config-defs.js';
+import { TokenBucket } from './rules/throttle.js';
 import type { ProduceRequest, ProduceResponse, ProducePartitionResponse } from '../protocol/apis/produce.js';
 import type { FetchPartition, FetchRequest, FetchResponse, FetchPartitionResponse } from '../protocol/apis/fetch.js';
 import {
@@ -104,6 +105,8 @@ export class ReplicaManager {
   /** Idempotent-producer state per hosted partition (checked on produce, updated by every append). */
   private readonly producerStates: ProducerStateStore;
   private readonly unflushed = new Set<Partition>();
+  /** Bytes/s sent to replicas a reassignment is adding (leader.replication.throttled.rate). */
+  private readonly reassignmentThrottle: TokenBucket;
   private flushScheduled = false;
   private image: MetadataImage | null = null;
   private isrTimer: ReturnType<typeof setInterval> | undefined;
@@ -127,6 +130,7 @@ export class ReplicaManager {
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     this.log = opts.logger;
+    this.reassignmentThrottle = new TokenBucket(opts.clock);
     this.producerStates = new ProducerStateStore({
       clock: opts.clock, logger: opts.logger.child({ component: 'producer-state' }),
       expirationMs: opts.producerIdExpirationMs ?? PRODUCER_ID_EXPIRATION_MS_DEFAULT,
@@ -598,14 +602,24 @@ export class ReplicaManager {
     out.logStartOffset = log.logStartOffset;
     if (replicaId >= 0) out.logEndOffset = log.logEndOffset;
     if (remainingBytes <= 0) return out;
+    // Reassignment traffic (to a replica being added) is throttled when the cluster sets a rate.
+    const rate = replicaId >= 0 && p!.addingReplicas.includes(replicaId) ? this.throttleRate() : -1;
+    const allowed = rate > 0 ? this.reassignmentThrottle.available(rate) : Infinity;
+    if (allowed <= 0) return out;
     try {
       const limit = replicaId >= 0 ? log.logEndOffset : log.highWatermark;
-      const r = log.read(fp.fetchOffset, Math.min(fp.partitionMaxBytes, remainingBytes), { maxOffset: limit });
+      const r = log.read(fp.fetchOffset, Math.min(fp.partitionMaxBytes, remainingBytes, allowed), { maxOffset: limit });
       out.records = r.records;
+      if (rate > 0) this.reassignmentThrottle.take(r.records.length);
     } catch (err) {
       Object.assign(out, failureOf(err));
     }
     return out;
+  }
+
+  private throttleRate(): number {
+    const image = this.image;
+    return image ? Number(effectiveBrokerConfig('leader.replication.throttled.rate', image.config('cluster', ''))) : -1;
   }
 
   // ---- offsets ---------------------------------------------------------------

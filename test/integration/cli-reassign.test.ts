@@ -3,9 +3,10 @@
 // later; --generate proposes moving replicas onto it, --execute starts the
 // moves, --verify is polled until it exits 0, and then `topics describe`
 // shows broker 4 among the replicas and in the ISR of the moved partitions
-// while every record is still readable. Flag misuse exits 2, --throttle is
-// refused (not implemented in the brokers), and bad plan files or unknown
-// brokers/topics are one-line errors with exit 1.
+// while every record is still readable. --throttle sets the cluster's
+// reassignment rate for the moves and the completing --verify removes it.
+// Flag misuse exits 2; bad plan files or unknown brokers/topics are one-line
+// errors with exit 1.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -108,7 +109,12 @@ describe('sluice reassign onto a broker added to a running cluster', function ()
     expect(gen.stderr).to.match(/Current assignment \(save it to roll back\): \{/);
     const file = writePlan('plan.json', gen.stdout);
 
-    expect(await ok('reassign', '--execute', file)).to.match(/^Started \d+ reassignment\(s\):/);
+    expect(await ok('reassign', '--execute', file, '--throttle', '100000')).to.match(/^Started \d+ reassignment\(s\):/);
+    const throttle = async (): Promise<{ value: string; source: string } | undefined> => {
+      const described = JSON.parse(await ok('configs', 'describe', '--cluster', '--json')) as { configs: Array<{ name: string; value: string; source: string }> };
+      return described.configs.find((c) => c.name === 'leader.replication.throttled.rate');
+    };
+    expect(await throttle()).to.include({ value: '100000', source: 'cluster' });
 
     const done = await waitFor('reassign --verify to exit 0', async () => {
       const r = await sluice('reassign', '--verify', file, '--json');
@@ -118,6 +124,7 @@ describe('sluice reassign onto a broker added to a running cluster', function ()
       return r.status === 0 ? result : undefined;
     }, { timeoutMs: 90_000, intervalMs: 500 });
     expect(done.complete).to.equal(plan.partitions.length);
+    expect((await throttle())?.source, 'the completing --verify removed the throttle').to.equal('default');
     expect(await ok('reassign', '--verify', file)).to.match(new RegExp(`Reassignment: ${plan.partitions.length}/${plan.partitions.length} complete, 0 in progress, 0 failed\\n$`));
 
     const [t] = JSON.parse(await ok('topics', 'describe', '--topic', TOPIC, '--json')) as TopicView[];
@@ -139,16 +146,15 @@ describe('sluice reassign onto a broker added to a running cluster', function ()
     expect(await ok('reassign', '--cancel', file)).to.match(/^Cancelled 0 reassignment\(s\)\nNot in progress/);
   });
 
-  it('refuses misuse: mode flags (exit 2), --throttle (exit 2), bad plans and unknown brokers or topics (exit 1)', async () => {
+  it('refuses misuse: mode flags and --throttle misuse (exit 2), bad plans and unknown brokers or topics (exit 1)', async () => {
     const plan = writePlan('one.json', { version: 1, partitions: [{ topic: TOPIC, partition: 0, replicas: [1, 2] }] });
     await fails(2, /^sluice: Give exactly one of --generate, --execute, --verify, --cancel$/, 'reassign');
     await fails(2, /^sluice: Give exactly one of .*\(got --execute, --verify\)$/, 'reassign', '--execute', plan, '--verify', plan);
     await fails(2, /^sluice: --generate needs --brokers/, 'reassign', '--generate', '--topics', TOPIC);
     await fails(2, /^sluice: --brokers needs broker ids/, 'reassign', '--generate', '--brokers', '1,x', '--topics', TOPIC);
     await fails(2, /^sluice: Unknown argument/, 'reassign', '--verify', plan, '--bogus');
-    const throttled = await sluice('reassign', '--execute', plan, '--throttle', '1000000');
-    expect(throttled.status).to.equal(2);
-    expect(throttled.stderr.trim().split('\n')).to.deep.equal(['sluice: --throttle is not supported: the brokers do not limit replication traffic yet; run without it (moves copy at full speed)']);
+    await fails(2, /^sluice: --throttle goes with --execute$/, 'reassign', '--verify', plan, '--throttle', '1000');
+    await fails(2, /^sluice: --throttle needs a positive whole number/, 'reassign', '--execute', plan, '--throttle', '0');
 
     await fails(1, /^sluice: INVALID_REQUEST: bad plan file .*: not valid JSON$/, 'reassign', '--verify', writePlan('junk.json', '{nope'));
     await fails(1, /^sluice: INVALID_REQUEST: bad plan file .*: "version" must be 1$/, 'reassign', '--execute', writePlan('v2.json', { version: 2, partitions: [] }));

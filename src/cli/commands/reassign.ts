@@ -18,8 +18,11 @@
 // replicas }] } (extra keys such as "current" are ignored). It is validated
 // before any connection; a bad one is a one-line error, exit 1.
 //
-// --throttle is refused (exit 2): the brokers do not yet limit replication
-// traffic, and a flag that is accepted but ignored would mislead.
+// --execute --throttle BYTES/s sets the cluster's
+// leader.replication.throttled.rate: leaders send replicas a reassignment is
+// adding at most that many bytes/s (other replication is not limited). A
+// --verify that finds every move complete removes the throttle, as Kafka's
+// tool does.
 
 import fs from 'node:fs';
 import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
@@ -75,7 +78,7 @@ interface ReassignFlags extends ClientFlags {
   readonly execute?: string;
   readonly verify?: string;
   readonly cancel?: string;
-  readonly throttle?: unknown;
+  readonly throttle?: number;
 }
 
 const MODES = ['generate', 'execute', 'verify', 'cancel'] as const;
@@ -176,8 +179,14 @@ async function currentReplicas(admin: Admin, plan: ReassignmentPlan): Promise<Ma
   return out;
 }
 
+const THROTTLE_KEY = 'leader.replication.throttled.rate';
+
 async function execute(flags: ReassignFlags, admin: Admin, plan: ReassignmentPlan): Promise<void> {
   const before = await currentReplicas(admin, plan);
+  if (flags.throttle !== undefined) {
+    await admin.alterConfigs({ resources: [{ resourceType: 'cluster', resourceName: '', set: { [THROTTLE_KEY]: String(flags.throttle) } }] });
+    if (!flags.json) process.stderr.write(`Reassignment traffic throttled to ${flags.throttle} bytes/s (removed by a --verify that finds every move complete).\n`);
+  }
   if (plan.partitions.length > 0) await admin.alterPartitionReassignments({ partitions: plan.partitions });
   const started = plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition, from: before.get(tp(p.topic, p.partition))!, to: p.replicas }));
   print(flags, { started }, () => (started.length === 0 ? 'The plan moves nothing.' : [
@@ -185,6 +194,14 @@ async function execute(flags: ReassignFlags, admin: Admin, plan: ReassignmentPla
     renderTable(['TOPIC', 'PARTITION', 'FROM', 'TO'], started.map((s) => [s.topic, s.partition, idList(s.from), idList(s.to)])),
     `Follow progress with: sluice reassign --verify ${flags.execute}`,
   ].join('\n')));
+}
+
+/** Removes the reassignment throttle once the moves are done (a no-op when none is set). */
+async function removeThrottle(admin: Admin, quiet: boolean): Promise<void> {
+  const configs = await admin.describeConfigs({ resourceType: 'cluster', resourceName: '' });
+  if (configs.find((c) => c.name === THROTTLE_KEY)?.source !== 'cluster') return;
+  await admin.alterConfigs({ resources: [{ resourceType: 'cluster', resourceName: '', delete: [THROTTLE_KEY] }] });
+  if (!quiet) process.stderr.write('Every move is complete: the reassignment throttle was removed.\n');
 }
 
 async function cancel(flags: ReassignFlags, admin: Admin, plan: ReassignmentPlan): Promise<void> {
@@ -264,6 +281,10 @@ function checkFlags(args: Record<string, unknown>): true {
   } else if (args.brokers !== undefined || args.topics !== undefined) {
     throw new Error('--brokers and --topics go with --generate');
   }
+  if (args.throttle !== undefined) {
+    if (args.execute === undefined) throw new Error('--throttle goes with --execute');
+    if (!(Number.isSafeInteger(args.throttle) && (args.throttle as number) > 0)) throw new Error('--throttle needs a positive whole number of bytes/s');
+  }
   return true;
 }
 
@@ -278,17 +299,13 @@ export const reassignCommand: CommandModule<object, ReassignFlags> = {
     .option('execute', { type: 'string', describe: 'start the moves in a plan file' })
     .option('verify', { type: 'string', describe: 'report each partition of a plan: complete, in progress or failed (exit 0 when all complete)' })
     .option('cancel', { type: 'string', describe: 'cancel the plan\'s moves that are still running' })
-    .option('throttle', { describe: 'replication throttle in bytes/s (not implemented yet: refused)' })
+    .option('throttle', { type: 'number', describe: 'with --execute: limit reassignment traffic to BYTES/s (leader.replication.throttled.rate)' })
     .check(checkFlags)
     .example('$0 reassign --generate --brokers 1,2,3,4 --topics orders > plan.json', 'spread orders over brokers 1-4')
-    .example('$0 reassign --execute plan.json', 'start the moves')
+    .example('$0 reassign --execute plan.json --throttle 10000000', 'start the moves, copying at most 10 MB/s')
     .example('until $0 reassign --verify plan.json; do sleep 5; done', 'wait until every move is complete')
     .example('$0 reassign --cancel plan.json', 'stop the moves still running; their partitions keep the old replicas') as unknown as Argv<ReassignFlags>,
   handler: (args: ArgumentsCamelCase<ReassignFlags>) => {
-    if (args.throttle !== undefined) {
-      process.stderr.write('sluice: --throttle is not supported: the brokers do not limit replication traffic yet; run without it (moves copy at full speed)\n');
-      process.exit(2);
-    }
     if (args.generate) return runGenerate(args);
     const file = (args.execute ?? args.verify ?? args.cancel)!;
     let plan: ReassignmentPlan;
@@ -303,6 +320,7 @@ export const reassignCommand: CommandModule<object, ReassignFlags> = {
       if (args.cancel !== undefined) return cancel(args, admin, plan);
       const result = await verify(admin, plan);
       print(args, result, () => renderVerify(result));
+      if (result.complete === result.total) await removeThrottle(admin, args.json);
       if (result.complete !== result.total) {
         client.close();
         process.exit(1);
