@@ -15,8 +15,19 @@ import type { Proposed } from './pending.js';
 import type { StateMachine } from './state-machine.js';
 import type { ClientRequest } from './wire.js';
 
+/** The leader's view of one voter or observer (Raft progress). */
+export interface PeerProgress {
+  readonly nodeId: number;
+  /** The highest log index known to be on that node. */
+  readonly match: number;
+  /** Heard from within the current check-quorum window (about an election timeout). */
+  readonly recentActive: boolean;
+}
+
 export interface StatusResult extends RaftNodeStatus {
   readonly stateMachine: Record<string, unknown>;
+  /** On the leader only: each other member's progress. */
+  readonly progress?: readonly PeerProgress[];
 }
 
 export interface ReadResult {
@@ -40,8 +51,11 @@ export function createClientService(node: RaftNode, sm: StateMachine, controller
         if (controller) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'raw proposals are accepted only by a --raft-only node'));
         if (!req.data) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'propose needs data'));
         return node.propose(req.data);
-      case 'status':
-        return Promise.resolve({ ...node.status(), stateMachine: sm.describe() });
+      case 'status': {
+        const progress = node.raftStatus().progress;
+        const peers = progress ? [...progress].filter(([id]) => id !== node.status().nodeId).map(([nodeId, p]) => ({ nodeId, match: p.match, recentActive: p.recentActive })) : undefined;
+        return Promise.resolve({ ...node.status(), stateMachine: sm.describe(), ...(peers ? { progress: peers } : {}) });
+      }
       case 'read':
         return node.readIndex().then((readIndex) => ({ readIndex, stateMachine: sm.describe() }));
       case 'controller':

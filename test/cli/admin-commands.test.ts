@@ -128,7 +128,15 @@ describe('quorumView', () => {
       [1, 'voter', true, 5], [2, 'voter', true, 0], [3, 'voter', false, null], [4, 'observer', true, 10],
     ]);
     expect(q.nodes[2]!.error).to.match(/no known endpoint/);
-    expect(q.nodes.every((n) => n.lastContactMs === null)).to.equal(true);
+    expect(q.nodes.map((n) => n.recentContact)).to.deep.equal([null, true, null, null]);
+  });
+
+  it('takes lag and recent contact from the leader\'s Raft progress when it has it', () => {
+    const q = quorumView(new Map<string, StatusResult | string>([
+      ['ws://h:1', status(1, 'follower', 95)],
+      ['ws://h:2', status(2, 'leader', 100, { progress: [{ nodeId: 1, match: 97, recentActive: true }, { nodeId: 3, match: 40, recentActive: false }, { nodeId: 4, match: 100, recentActive: true }] })],
+    ]), urls);
+    expect(q.nodes.map((n) => [n.nodeId, n.lag, n.recentContact])).to.deep.equal([[1, 3, true], [2, 0, true], [3, 60, false], [4, 0, true]]);
   });
 
   it('without an answering leader reports no leader, no high watermark and no lag, and says why nodes are missing', () => {

@@ -138,6 +138,7 @@ describe('sluice topics/configs/cluster on a real 3-node cluster', function () {
     expect(voters.map((n) => n.nodeId)).to.deep.equal([1, 2, 3]);
     expect(voters.every((n) => n.reachable && n.leader === s.quorum.leaderId && n.lag !== null && n.lag >= 0)).to.equal(true, JSON.stringify(voters));
     expect(s.quorum.nodes.find((n) => n.nodeId === s.quorum.leaderId)!.role).to.equal('leader');
+    expect(voters.map((n) => n.recentContact), 'the leader heard from every voter lately').to.deep.equal([true, true, true]);
     expect(s.brokers.map((b) => [b.nodeId, b.state])).to.deep.equal([[1, 'running'], [2, 'running'], [3, 'running']]);
     expect(s.brokers.every((b) => b.endpoints.some((e) => e.name === 'BROKER') && b.metadataOffset !== null)).to.equal(true);
     expect(s.partitions.offline).to.equal(0);

@@ -12,10 +12,10 @@
 //     urls (controller-only voters register no endpoint). The leader is the
 //     node that answers role 'leader' in the highest term; the metadata high
 //     watermark is its commit index; a node's lag is the leader's last log
-//     index minus the node's, from their own answers (read a few ms apart, so
-//     a busy log shows a small lag). The status op does not expose the
-//     leader's per-follower progress, so last contact is reported as unknown
-//     (null) rather than guessed.
+//     index minus what the leader knows that node holds (Raft progress: its
+//     match index), and "recent contact" says whether the leader heard from it
+//     within the current check-quorum window (about an election timeout).
+//     Without an answering leader, lag falls back to the nodes' own answers.
 // A node that does not answer is listed as unreachable; the command still
 // exits 0 — it reports state — unless no broker answers at all (exit 1).
 
@@ -46,10 +46,10 @@ export interface QuorumNodeView {
   readonly lastIndex: number | null;
   readonly commit: number | null;
   readonly applied: number | null;
-  /** Leader's last log index minus this node's; null when either is unknown. */
+  /** Leader's last log index minus what it knows this node holds (or this node's own last index); null when unknown. */
   readonly lag: number | null;
-  /** Not exposed by the quorum's status op: always null. */
-  readonly lastContactMs: null;
+  /** Whether the leader heard from this node within its check-quorum window; null when no leader answered. */
+  readonly recentContact: boolean | null;
   readonly error: string | null;
 }
 
@@ -74,8 +74,8 @@ export interface ClusterStatus {
 }
 
 const NOTES = [
-  'lag: the leader\'s last metadata log index minus the node\'s, each from its own status answer',
-  'lastContactMs: not exposed by the quorum status op (unknown)',
+  'lag: the leader\'s last metadata log index minus the index the leader knows the node holds',
+  'recent contact: the leader heard from the node within its check-quorum window (about an election timeout)',
 ];
 
 function brokerState(b: BrokerDescription): 'fenced' | 'running' | 'shutting-down' {
@@ -124,6 +124,15 @@ async function statuses(urls: readonly string[], timeoutMs: number): Promise<Map
   return out;
 }
 
+/** Lag and recent contact of a node: from the leader's Raft progress when it answered, else from the node's own answer. */
+function peerState(leader: StatusResult | undefined, nodeId: number, own: StatusResult | undefined): { lag: number | null; recentContact: boolean | null } {
+  if (!leader) return { lag: null, recentContact: null };
+  if (leader.nodeId === nodeId) return { lag: 0, recentContact: true };
+  const p = leader.progress?.find((x) => x.nodeId === nodeId);
+  if (p) return { lag: Math.max(0, leader.lastIndex - p.match), recentContact: p.recentActive };
+  return { lag: own ? leader.lastIndex - own.lastIndex : null, recentContact: null };
+}
+
 /** The quorum view from whatever nodes answered. */
 export function quorumView(byUrl: ReadonlyMap<string, StatusResult | string>, urlOf: ReadonlyMap<number, string>): ClusterStatus['quorum'] {
   const answers = [...byUrl].flatMap(([url, s]) => (typeof s === 'string' ? [] : [{ url, s }]));
@@ -142,8 +151,7 @@ export function quorumView(byUrl: ReadonlyMap<string, StatusResult | string>, ur
       nodeId, kind, url, reachable: s !== undefined,
       role: s?.role ?? null, term: s?.term ?? null, leader: s ? (s.leader >= 0 ? s.leader : null) : null,
       lastIndex: s?.lastIndex ?? null, commit: s?.commit ?? null, applied: s?.applied ?? null,
-      lag: s && leader ? leader.lastIndex - s.lastIndex : null,
-      lastContactMs: null,
+      ...peerState(leader, nodeId, s),
       error: s ? null : typeof failure === 'string' ? failure : 'did not answer',
     };
   });
@@ -177,8 +185,8 @@ export function renderStatus(s: ClusterStatus): string {
     `Cluster ${cellText(s.clusterId)}  active controller ${s.controllerId >= 0 ? s.controllerId : 'none'}`,
     `Quorum: leader ${cellText(q.leaderId)}  term ${cellText(q.term)}  metadata high watermark ${cellText(q.highWatermark)}`,
   ];
-  const nodes = renderTable(['NODE', 'KIND', 'ROLE', 'TERM', 'LAST-INDEX', 'COMMIT', 'APPLIED', 'LAG', 'LAST-CONTACT', 'URL', 'ERROR'],
-    q.nodes.map((n) => [n.nodeId, n.kind, n.role, n.term, n.lastIndex, n.commit, n.applied, n.lag, 'unknown', n.url, n.error]));
+  const nodes = renderTable(['NODE', 'KIND', 'ROLE', 'TERM', 'LAST-INDEX', 'COMMIT', 'APPLIED', 'LAG', 'RECENT-CONTACT', 'URL', 'ERROR'],
+    q.nodes.map((n) => [n.nodeId, n.kind, n.role, n.term, n.lastIndex, n.commit, n.applied, n.lag, n.recentContact === null ? '-' : n.recentContact ? 'yes' : 'no', n.url, n.error]));
   const brokers = renderTable(['BROKER', 'STATE', 'METADATA-OFFSET', 'ENDPOINTS'],
     s.brokers.map((b) => [b.nodeId, b.state, b.metadataOffset, b.endpoints.map((e) => `${e.name}=${e.url}`).join(' ')]));
   const p = s.partitions;
