@@ -8,13 +8,18 @@
 // (BROKER://host:port for the broker listener, CONTROLLER://host:port for the
 // controller listener; PLAINTEXT is taken as BROKER), cluster.id,
 // replica.lag.time.max.ms, durability, metrics.listen, log.level, and the
-// broker-level log keys (log.segment.bytes, log.retention.ms, ...). An
+// broker-level log keys (log.segment.bytes, log.retention.ms, ...), and
+// cluster-wide keys (num.partitions, default.replication.factor,
+// min.insync.replicas, broker.session.timeout.ms, ...) which live in the
+// metadata log: a node offers them as the cluster's initial values, written
+// only where the cluster has no value of its own yet. An
 // unknown key, a bad value or an unreadable file is an INVALID_CONFIG error
 // naming the key and the file: nothing starts with a half-understood config.
 
 import fs from 'node:fs';
 import { Errors, SluiceError } from '../util/errors.js';
 import { LOG_CONFIG_KEYS } from '../storage/log-config.js';
+import { brokerConfigDef, configValueProblem } from '../metadata/config-defs.js';
 
 function invalid(file: string, message: string): SluiceError {
   return new SluiceError(Errors.INVALID_CONFIG, `${file}: ${message}`);
@@ -88,6 +93,7 @@ function listenersFlags(value: string, file: string): Record<string, string> {
 export function readServerConfigFile(file: string): Record<string, unknown> {
   const flags: Record<string, unknown> = {};
   const logConfig: Record<string, string> = {};
+  const clusterDefaults: Record<string, string> = {};
   for (const [key, value] of entriesOf(file)) {
     const direct = DIRECT.get(key);
     if (direct) {
@@ -100,11 +106,16 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
       Object.assign(flags, listenersFlags(value, file));
     } else if (LOG_KEYS.has(key)) {
       logConfig[key] = value;
+    } else if (brokerConfigDef(key)) {
+      const problem = configValueProblem(brokerConfigDef(key)!, value);
+      if (problem) throw invalid(file, problem);
+      clusterDefaults[key] = value;
     } else {
       throw invalid(file, `unknown key '${key}' (docs/operations.md lists the keys a node reads)`);
     }
   }
   // As one JSON string: yargs would split dotted keys of an object into nested ones.
   if (Object.keys(logConfig).length > 0) flags.logConfig = JSON.stringify(logConfig);
+  if (Object.keys(clusterDefaults).length > 0) flags.clusterDefaults = JSON.stringify(clusterDefaults);
   return flags;
 }

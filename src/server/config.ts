@@ -57,6 +57,8 @@ export interface ServerConfig {
   readonly broker: BrokerConfig | undefined;
   /** --metrics-listen: where /metrics, /healthz and /readyz are served over HTTP (none when absent). */
   readonly metricsListen: ListenAddress | undefined;
+  /** Cluster-wide configs this node offers as initial values (written only where the cluster has none). */
+  readonly clusterDefaults: Readonly<Record<string, string>>;
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
@@ -77,6 +79,8 @@ export interface ServerFlags {
   readonly metricsListen?: string;
   /** Broker-level log keys from a config file (log.segment.bytes, log.retention.ms, ...), as a JSON object text. */
   readonly logConfig?: string;
+  /** Cluster-wide keys from a config file (num.partitions, ...), as a JSON object text. */
+  readonly clusterDefaults?: string;
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -146,7 +150,17 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     raftOnly: flags.raftOnly === true,
     broker,
     metricsListen: flags.metricsListen === undefined ? undefined : parseMetricsListen(flags.metricsListen),
+    clusterDefaults: parseJsonMap(flags.clusterDefaults, '--cluster-defaults'),
   };
+}
+
+function parseJsonMap(text: string | undefined, what: string): Record<string, string> {
+  if (text === undefined) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')) return v as Record<string, string>;
+  } catch { /* reported below */ }
+  throw invalid(`${what} must be a JSON object of strings`);
 }
 
 /** Parses http://host:port (port 0: any free port). */

@@ -28,6 +28,7 @@ import { SystemClock } from '../util/clock.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
+import { offerClusterDefaults } from './cluster-defaults.js';
 import { METADATA_ENDPOINT } from '../raft-node/observers.js';
 import { NodeMetrics, nodeSources } from './metrics.js';
 import { readiness, startMetricsServer, type MetricsServer } from './metrics-http.js';
@@ -150,6 +151,10 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     }
   }
   let stopping: Promise<void> | undefined;
+  if (metadata && Object.keys(cfg.clusterDefaults).length > 0) {
+    const seeding = quorumClient();
+    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { stopped: () => stopping !== undefined });
+  }
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
     stopping ??= (async () => {
       try {

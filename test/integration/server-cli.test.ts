@@ -112,7 +112,7 @@ describe('sluice server command', function () {
       '# one combined node', 'node.id=1', 'process.roles=broker,controller',
       `listeners=BROKER://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort}`,
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`, `log.dirs=${path.join(tmp, 'data')}`,
-      'log.segment.bytes=1048576', 'replica.lag.time.max.ms=5000', 'log.level=nonsense',
+      'log.segment.bytes=1048576', 'replica.lag.time.max.ms=5000', 'log.level=nonsense', 'num.partitions=4',
     ].join('\n'));
     // The file's bad log.level is overridden by the flag: flags win.
     const child = spawn(process.execPath, [MAIN_JS, 'server', '--config', props, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -122,6 +122,13 @@ describe('sluice server command', function () {
     try {
       await waitFor('the broker listener from the config file', () => /broker listener up/.test(out) || undefined, { timeoutMs: 20_000 });
       expect(out).to.include(`ws://127.0.0.1:${brokerPort}`);
+      // A cluster-wide key of the file seeds the cluster's config (it had no value of its own).
+      await waitFor('num.partitions=4 in the cluster config', () => {
+        const r = spawnSync(process.execPath, [MAIN_JS, 'configs', 'describe', '--cluster', '--json', '--bootstrap', `ws://127.0.0.1:${brokerPort}`], { encoding: 'utf8', timeout: 15_000 });
+        if (r.status !== 0) return undefined;
+        const c = (JSON.parse(r.stdout) as { configs: Array<{ name: string; value: string; source: string }> }).configs.find((x) => x.name === 'num.partitions');
+        return (c?.value === '4' && c.source === 'cluster') || undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200 });
     } finally {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -21,6 +21,7 @@ function builder(y: Argv): Argv<ServerFlags> {
     .config('config', 'settings from a .properties or .json file with Kafka\'s names (node.id, process.roles, listeners, controller.quorum.voters, log.dirs, log.* ...); flags win over it', (file: string) => readServerConfigFile(file))
     // The log.* keys of a config file arrive here as one object (not a command-line flag).
     .option('log-config', { type: 'string', hidden: true })
+    .option('cluster-defaults', { type: 'string', hidden: true })
     .option('node-id', { type: 'number', demandOption: true, describe: 'this node\'s id (node.id)' })
     .option('roles', { type: 'string', demandOption: true, describe: 'process.roles: broker, controller or broker,controller' })
     .option('controller-listen', { type: 'string', demandOption: true, describe: 'controller listener, ws://host:port (on a broker-only node: where it follows the metadata log)' })
