@@ -20,21 +20,31 @@ import { decodeFetchedRecords, encodeMessages, type ConsumedRecord, type Message
 export const CLUSTER_UP_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 2_000;
 
-/** A combined-node cluster whose brokers are all registered, unfenced and listed in Metadata. */
-export async function startBrokerCluster(size: number, extraArgs: readonly string[] = []): Promise<ProcessCluster> {
-  const cluster = await ProcessCluster.create({ size, brokers: true, extraArgs: ['--replica-lag-time-max-ms', '10000', ...extraArgs] });
+/**
+ * A cluster of `size` combined nodes (plus `brokerOnly` broker-only nodes)
+ * whose brokers are all registered, unfenced and listed in every broker's
+ * Metadata. replica.lag.time.max.ms is 10 s unless `extraArgs` sets it.
+ */
+export async function startBrokerCluster(
+  size: number,
+  extraArgs: readonly string[] = [],
+  opts: { readonly brokerOnly?: number; readonly timeoutMs?: number } = {},
+): Promise<ProcessCluster> {
+  const lag = extraArgs.includes('--replica-lag-time-max-ms') ? [] : ['--replica-lag-time-max-ms', '10000'];
+  const cluster = await ProcessCluster.create({ size, brokers: true, brokerOnly: opts.brokerOnly, extraArgs: [...lag, ...extraArgs] });
   cluster.startAll();
-  await waitFor(`${size} brokers in every broker's metadata`, async () => {
+  const brokers = size + (opts.brokerOnly ?? 0);
+  await waitFor(`${brokers} brokers in every broker's metadata`, async () => {
     for (const url of cluster.brokerUrls) {
       const conn = await connect(url);
       try {
-        if ((await conn.metadata([])).brokers.length !== size) return false;
+        if ((await conn.metadata([])).brokers.length !== brokers) return false;
       } finally {
         conn.close();
       }
     }
     return true;
-  }, { timeoutMs: CLUSTER_UP_MS, intervalMs: 200 });
+  }, { timeoutMs: opts.timeoutMs ?? CLUSTER_UP_MS, intervalMs: 200 });
   return cluster;
 }
 

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { QuorumClient } from '../../src/raft-node/quorum-client.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { DataClient, startBrokerCluster } from './data-client.js';
+import { DataClient, startDataCluster } from './data-client.js';
 
 describe('broker-only nodes (metadata observers) on a real cluster', function () {
   this.timeout(120_000);
@@ -15,7 +15,7 @@ describe('broker-only nodes (metadata observers) on a real cluster', function ()
   let client: DataClient;
 
   before(async () => {
-    ({ cluster, client } = await startBrokerCluster({ size: 3, brokerOnly: 2, extraArgs: ['--replica-lag-time-max-ms', '1500'] }));
+    ({ cluster, client } = await startDataCluster({ size: 3, brokerOnly: 2, extraArgs: ['--replica-lag-time-max-ms', '1500'] }));
   });
 
   after(async () => {

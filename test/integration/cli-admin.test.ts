@@ -5,32 +5,23 @@
 // client library), and refusals carry the broker's error code on one line
 // with exit 1.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { Client } from '../../src/index.js';
-import { MAIN_JS, waitFor, type ProcessCluster } from './harness.js';
+import { waitFor, type ProcessCluster } from './harness.js';
+import { runSluice, type Run } from './cli-kit.js';
 import { startBrokerCluster } from './broker-kit.js';
 import type { TopicView } from '../../src/cli/commands/topics.js';
 import type { ClusterStatus } from '../../src/cli/commands/cluster.js';
 import type { DescribedConfig } from '../../src/client/admin.js';
 
-interface Run { status: number | null; stdout: string; stderr: string }
 
 describe('sluice topics/configs/cluster on a real 3-node cluster', function () {
   this.timeout(180_000);
   let cluster: ProcessCluster;
   let bootstrap: string;
 
-  /** Runs `sluice ...args --bootstrap <cluster>` without blocking this process (the nodes' output pipes drain meanwhile). */
+  /** Runs `sluice ...args --bootstrap <cluster>`. */
   function sluice(...args: string[]): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [MAIN_JS, ...args, '--bootstrap', bootstrap], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+    return runSluice([...args, '--bootstrap', bootstrap]);
   }
 
   async function ok(...args: string[]): Promise<string> {

@@ -8,16 +8,15 @@
 // Flag misuse exits 2; bad plan files or unknown brokers/topics are one-line
 // errors with exit 1.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '../../src/index.js';
-import { MAIN_JS, ProcessCluster, waitFor } from './harness.js';
+import { ProcessCluster, waitFor } from './harness.js';
+import { runSluice, type Run } from './cli-kit.js';
 import type { TopicView } from '../../src/cli/commands/topics.js';
 import type { ReassignmentPlan, VerifyResult } from '../../src/cli/commands/reassign.js';
 
-interface Run { status: number | null; stdout: string; stderr: string }
 
 const TOPIC = 't';
 const RECORDS = 40;
@@ -29,16 +28,9 @@ describe('sluice reassign onto a broker added to a running cluster', function ()
   let bootstrap: string;
   let tmp: string;
 
+  /** Runs `sluice ...args --bootstrap <cluster>`. */
   function sluice(...args: string[]): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [MAIN_JS, ...args, '--bootstrap', bootstrap], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+    return runSluice([...args, '--bootstrap', bootstrap]);
   }
 
   async function ok(...args: string[]): Promise<string> {

@@ -9,7 +9,8 @@ import { decodeFetchedRecords, encodeMessages } from '../../src/client/records.j
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { MetadataPartition, MetadataResponse } from '../../src/protocol/apis/metadata.js';
 import type { ProducePartitionResponse } from '../../src/protocol/apis/produce.js';
-import { ProcessCluster, waitFor, type ClusterOptions } from './harness.js';
+import { waitFor, type ProcessCluster } from './harness.js';
+import { startBrokerCluster } from './broker-kit.js';
 
 export class DataClient {
   private readonly conns = new Map<string, Promise<BrokerConnection>>();
@@ -129,16 +130,19 @@ export class DataClient {
 }
 
 /**
- * Starts a cluster with brokers, waits until every broker is unfenced, and
- * (optionally) sets the cluster's broker.session.timeout.ms so failovers in
- * tests take seconds, not the default nine.
+ * A broker cluster (broker-kit's startBrokerCluster: every broker registered,
+ * unfenced and in every broker's Metadata) with a DataClient over its running
+ * brokers, and optionally the cluster's broker.session.timeout.ms set so
+ * failovers in tests take seconds, not the default nine.
  */
-export async function startBrokerCluster(opts: ClusterOptions & { sessionTimeoutMs?: number }): Promise<{ cluster: ProcessCluster; client: DataClient }> {
-  const cluster = await ProcessCluster.create({ brokers: true, ...opts });
-  cluster.startAll();
+export async function startDataCluster(opts: {
+  readonly size: number;
+  readonly brokerOnly?: number;
+  readonly extraArgs?: readonly string[];
+  readonly sessionTimeoutMs?: number;
+}): Promise<{ cluster: ProcessCluster; client: DataClient }> {
+  const cluster = await startBrokerCluster(opts.size, opts.extraArgs, { brokerOnly: opts.brokerOnly, timeoutMs: 60_000 });
   const client = new DataClient(() => cluster.nodes.filter((n) => n.running).map((n) => n.brokerUrl));
-  const brokers = cluster.brokerUrls.length;
-  await waitFor(`${brokers} unfenced brokers`, async () => (await client.metadata(null)).brokers.length === brokers, { timeoutMs: 60_000 });
   if (opts.sessionTimeoutMs !== undefined) {
     const conn = await client.connection(cluster.nodes[0]!.brokerUrl);
     const res = await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(opts.sessionTimeoutMs) } }] });

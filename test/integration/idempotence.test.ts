@@ -13,7 +13,7 @@ import type { ProducePartitionResponse } from '../../src/protocol/apis/produce.j
 import { encodeRecordBatch } from '../../src/storage/record-batch.js';
 import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { DataClient, startBrokerCluster } from './data-client.js';
+import { DataClient, startDataCluster } from './data-client.js';
 
 // Short enough for quick failovers, long enough that a controller election under a loaded
 // 2-core test run does not fence every broker before heartbeats find the new controller.
@@ -33,7 +33,7 @@ describe('idempotent producer on a real 3-node cluster', function () {
   let client: DataClient;
 
   before(async () => {
-    ({ cluster, client } = await startBrokerCluster({ size: 3, sessionTimeoutMs: SESSION_MS }));
+    ({ cluster, client } = await startDataCluster({ size: 3, sessionTimeoutMs: SESSION_MS }));
   });
 
   after(async () => {

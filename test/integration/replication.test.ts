@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { DataClient, startBrokerCluster } from './data-client.js';
+import { DataClient, startDataCluster } from './data-client.js';
 
 const LAG_MS = 1500;
 // Short enough for quick failovers, long enough that a controller election under a loaded
@@ -24,7 +24,7 @@ describe('replication on a real 5-node cluster', function () {
   let client: DataClient;
 
   before(async () => {
-    ({ cluster, client } = await startBrokerCluster({ size: 5, extraArgs: ['--replica-lag-time-max-ms', String(LAG_MS)], sessionTimeoutMs: SESSION_MS }));
+    ({ cluster, client } = await startDataCluster({ size: 5, extraArgs: ['--replica-lag-time-max-ms', String(LAG_MS)], sessionTimeoutMs: SESSION_MS }));
   });
 
   after(async () => {
