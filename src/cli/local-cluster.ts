@@ -24,7 +24,7 @@ import { nodeWebSocketFactory } from '../client/node-websocket.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import type { StatusResult } from '../raft-node/client-service.js';
 import type { ClusterDescription } from '../controller/service/describe.js';
-import { LOCK_FILE, META_PROPERTIES, parseMetaProperties } from '../server/data-dir.js';
+import { META_PROPERTIES, liveLockHolder, parseMetaProperties } from '../server/data-dir.js';
 import { NODE_DIR_PREFIX, serverArgs, type LocalNodePlan, type LocalPlan, type RunningNode } from './local-plan.js';
 
 /** Lines of a child's stderr kept for the message when it dies. */
@@ -64,15 +64,6 @@ export interface DataDirState {
   readonly lockedBy: { readonly dataDir: string; readonly pid: number } | undefined;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Reads the data dir without changing it (a missing dir is a fresh one). */
 export function inspectDataDir(plan: LocalPlan): DataDirState {
   const root = path.resolve(plan.dataDir);
@@ -88,13 +79,8 @@ export function inspectDataDir(plan: LocalPlan): DataDirState {
     .map((m) => Number(m[1]));
   let lockedBy: DataDirState['lockedBy'];
   for (const node of plan.nodes) {
-    let pid = NaN;
-    try {
-      pid = Number(fs.readFileSync(path.join(node.dataDirAbs, LOCK_FILE), 'utf8').trim());
-    } catch {
-      continue;
-    }
-    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
+    const pid = liveLockHolder(node.dataDirAbs);
+    if (pid !== undefined) {
       lockedBy = { dataDir: node.dataDir, pid };
       break;
     }

@@ -129,6 +129,20 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * The pid of a live process other than this one that holds the data dir's
+ * lock, if any (a lock file left by a process that is gone does not count).
+ */
+export function liveLockHolder(dataDir: string): number | undefined {
+  let holder: number;
+  try {
+    holder = Number(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  return Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && pidAlive(holder) ? holder : undefined;
+}
+
 /** Takes the directory's lock; returns a release function. */
 export function lockDataDir(dataDir: string, logger: Logger): () => void {
   const lockFile = path.join(dataDir, LOCK_FILE);
@@ -140,11 +154,9 @@ export function lockDataDir(dataDir: string, logger: Logger): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storageError(`cannot lock data dir ${dataDir}: ${ioReason(err)}`);
     }
-    const holder = Number(fs.readFileSync(lockFile, 'utf8').trim());
-    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && pidAlive(holder)) {
-      throw storageError(`data dir ${dataDir} is in use by process ${holder}`);
-    }
-    logger.warn({ lockFile, holder }, 'taking over a lock left by a process that is gone');
+    const holder = liveLockHolder(dataDir);
+    if (holder !== undefined) throw storageError(`data dir ${dataDir} is in use by process ${holder}`);
+    logger.warn({ lockFile }, 'taking over a lock left by a process that is gone');
     fs.rmSync(lockFile, { force: true });
   }
   throw storageError(`cannot lock data dir ${dataDir}: lost a race for ${LOCK_FILE}`);
