@@ -52,9 +52,10 @@ export function createClientService(node: RaftNode, sm: StateMachine, controller
         if (!req.data) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'propose needs data'));
         return node.propose(req.data);
       case 'status': {
+        const status = node.status();
         const progress = node.raftStatus().progress;
-        const peers = progress ? [...progress].filter(([id]) => id !== node.status().nodeId).map(([nodeId, p]) => ({ nodeId, match: p.match, recentActive: p.recentActive })) : undefined;
-        return Promise.resolve({ ...node.status(), stateMachine: sm.describe(), ...(peers ? { progress: peers } : {}) });
+        const peers = progress ? [...progress].filter(([id]) => id !== status.nodeId).map(([nodeId, p]) => ({ nodeId, match: p.match, recentActive: p.recentActive })) : undefined;
+        return Promise.resolve({ ...status, stateMachine: sm.describe(), ...(peers ? { progress: peers } : {}) });
       }
       case 'read':
         return node.readIndex().then((readIndex) => ({ readIndex, stateMachine: sm.describe() }));
