@@ -67,12 +67,31 @@ export async function createTopic(
   return waitForFullIsr(conn, name, numPartitions);
 }
 
+/**
+ * Leader and replicas per partition, once every partition has a leader and a full ISR and every
+ * leader serves its partition itself: the broker answering Metadata may have applied the new
+ * image before the leader's replica manager has acted on it, and a produce sent in that window
+ * gets NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_OR_PARTITION.
+ */
 export function waitForFullIsr(conn: BrokerConnection, name: string, numPartitions: number): Promise<MetadataPartition[]> {
-  return waitFor(`topic ${name}: a leader and a full ISR for every partition`, async () => {
-    const t = (await conn.metadata([name])).topics[0];
+  return waitFor(`topic ${name}: a serving leader and a full ISR for every partition`, async () => {
+    const md = await conn.metadata([name]);
+    const t = md.topics[0];
     if (!t || t.errorCode !== 0 || t.partitions.length !== numPartitions) return undefined;
-    const ready = t.partitions.every((p) => p.leader >= 0 && p.isr.length === p.replicas.length);
-    return ready ? t.partitions : undefined;
+    if (!t.partitions.every((p) => p.leader >= 0 && p.isr.length === p.replicas.length)) return undefined;
+    const urls = new Map(md.brokers.map((b) => [b.nodeId, b.url]));
+    for (const p of t.partitions) {
+      const url = urls.get(p.leader);
+      if (url === undefined) return undefined;
+      const leader = await connect(url);
+      try {
+        const res = await leader.listOffsets({ topics: [{ name, partitions: [{ partition: p.partition, timestamp: LATEST_TIMESTAMP }] }] });
+        if (res.topics[0]?.partitions[0]?.errorCode !== 0) return undefined;
+      } finally {
+        leader.close();
+      }
+    }
+    return t.partitions;
   }, { timeoutMs: CLUSTER_UP_MS, intervalMs: 100 });
 }
 
