@@ -53,6 +53,7 @@ export class PeerLink {
     private readonly limits: TransportLimits,
     private readonly rng: Rng,
     private readonly logger: Logger,
+    private readonly localAddress?: string,
   ) {}
 
   /** Starts dialing (idempotent). */
@@ -124,6 +125,7 @@ export class PeerLink {
       perMessageDeflate: false,
       handshakeTimeout: this.limits.connectTimeoutMs,
       maxPayload: this.limits.frameBytesMax,
+      ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}),
     });
     this.ws = ws;
     ws.on('open', () => this.onOpen(ws));

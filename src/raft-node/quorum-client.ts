@@ -39,6 +39,8 @@ export interface QuorumClientOptions {
   readonly limits?: Partial<QuorumClientLimits>;
   readonly rng?: Rng;
   readonly logger?: Logger;
+  /** The local address connections are dialed from (a node's --outbound-address); the OS picks when absent. */
+  readonly localAddress?: string;
 }
 
 interface Outstanding {
@@ -74,9 +76,12 @@ export class QuorumConnection {
   }
 
   /** Connects and exchanges hellos. Rejects with `details.notSent = true` (safe to retry elsewhere). */
-  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits): Promise<QuorumConnection> {
+  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, localAddress?: string): Promise<QuorumConnection> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: limits.connectTimeoutMs, maxPayload: limits.frameBytesMax });
+      const ws = new WebSocket(url, {
+        perMessageDeflate: false, handshakeTimeout: limits.connectTimeoutMs, maxPayload: limits.frameBytesMax,
+        ...(localAddress !== undefined ? { localAddress } : {}),
+      });
       const failOpen = (why: string) => {
         clearTimeout(timer);
         ws.terminate();
@@ -292,7 +297,7 @@ export class QuorumClient {
   }
 
   private reconnect(url: string): Promise<QuorumConnection> {
-    const p = QuorumConnection.open(url, this.opts.clusterId, this.limits);
+    const p = QuorumConnection.open(url, this.opts.clusterId, this.limits, this.opts.localAddress);
     this.conns.set(url, p);
     p.then((c) => {
       this.logger.debug({ url, nodeId: c.nodeId }, 'connected');

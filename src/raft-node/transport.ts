@@ -55,6 +55,8 @@ export interface TransportOptions {
   readonly limits: TransportLimits;
   readonly rng: Rng;
   readonly logger: Logger;
+  /** The local address links to peers are dialed from (--outbound-address); the OS picks when absent. */
+  readonly localAddress?: string;
 }
 
 export interface TransportStats {
@@ -101,7 +103,7 @@ export class RaftTransport {
   }
 
   private newLink(peerId: NodeId, url: string): PeerLink {
-    return new PeerLink(peerId, url, this.hello, this.opts.limits, this.opts.rng.fork(), this.opts.logger.child({ peer: peerId }));
+    return new PeerLink(peerId, url, this.hello, this.opts.limits, this.opts.rng.fork(), this.opts.logger.child({ peer: peerId }), this.opts.localAddress);
   }
 
   /**

@@ -56,7 +56,14 @@ interface FetchState {
   delayUntilMs: number;
 }
 
-const nodeFactory: WebSocketFactory = (url) => new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 }) as unknown as WebSocketLike;
+/** Links to leaders over `ws`, dialed from `localAddress` when given (a node's --outbound-address). */
+export function replicaLinkFactory(localAddress?: string): WebSocketFactory {
+  return (url) => new WebSocket(url, {
+    perMessageDeflate: false, maxPayload: 256 * 1024 * 1024, ...(localAddress !== undefined ? { localAddress } : {}),
+  }) as unknown as WebSocketLike;
+}
+
+const nodeFactory = replicaLinkFactory();
 
 export function brokerUrl(image: MetadataImage, brokerId: number): string | null {
   return image.brokers.get(brokerId)?.endpoints.find((e) => e.name === BROKER_ENDPOINT)?.url ?? null;

@@ -21,7 +21,7 @@ import type { Endpoint } from '../metadata/records.js';
 import { WsServer } from '../net/ws-server.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../net/limits.js';
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../replication/replica-manager.js';
-import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
+import { BROKER_ENDPOINT, replicaLinkFactory } from '../replication/replica-fetcher.js';
 import { BrokerLifecycle } from './broker-lifecycle.js';
 import { createBrokerApi, type ControllerCall } from './broker-api.js';
 import { ProducerIdManager } from './producer-ids.js';
@@ -38,6 +38,10 @@ async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Pro
 
 export interface BrokerSettings {
   readonly listen: { readonly host: string; readonly port: number };
+  /** The URL registered for clients and followers (--advertised-listen); the bound listener's when absent. */
+  readonly advertisedUrl?: string;
+  /** The local address replica fetchers dial from (--outbound-address). */
+  readonly outboundAddress?: string;
   readonly replicaLagTimeMaxMs: number;
   readonly durability: DurabilityMode;
   readonly logConfig: LogConfig;
@@ -92,7 +96,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
-    fetcher: {},
+    fetcher: s.outboundAddress !== undefined ? { factory: replicaLinkFactory(s.outboundAddress) } : {},
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
@@ -117,7 +121,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logs.close();
     throw err;
   }
-  const url = `ws://${bound.host}:${bound.port}`;
+  const url = s.advertisedUrl ?? `ws://${bound.host}:${bound.port}`;
   replicas.start();
   logs.start();
   const lc = new BrokerLifecycle({

@@ -6,7 +6,8 @@
 // Keys (docs/operations.md lists them): node.id, process.roles,
 // controller.quorum.voters, log.dirs (one directory), listeners
 // (BROKER://host:port for the broker listener, CONTROLLER://host:port for the
-// controller listener; PLAINTEXT is taken as BROKER), cluster.id,
+// controller listener; PLAINTEXT is taken as BROKER), advertised.listeners
+// (same shape, the URLs others dial), outbound.address, cluster.id,
 // replica.lag.time.max.ms, durability, metrics.listen, log.level, and the
 // broker-level log keys (log.segment.bytes, log.retention.ms, ...), and
 // cluster-wide keys (num.partitions, default.replication.factor,
@@ -34,6 +35,7 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['replica.lag.time.max.ms', { flag: 'replicaLagTimeMaxMs', numeric: true }],
   ['durability', { flag: 'durability', numeric: false }],
   ['metrics.listen', { flag: 'metricsListen', numeric: false }],
+  ['outbound.address', { flag: 'outboundAddress', numeric: false }],
   ['log.level', { flag: 'logLevel', numeric: false }],
 ]);
 
@@ -75,15 +77,21 @@ function entriesOf(file: string): Map<string, string> {
   return out;
 }
 
-/** listeners=BROKER://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093 → the two listener flags. */
-function listenersFlags(value: string, file: string): Record<string, string> {
+/**
+ * listeners=BROKER://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093 → the two listener flags;
+ * advertised.listeners (same shape) → the two advertised ones.
+ */
+function listenersFlags(value: string, file: string, key: 'listeners' | 'advertised.listeners'): Record<string, string> {
+  const flags = key === 'listeners'
+    ? { broker: 'listen', controller: 'controllerListen' }
+    : { broker: 'advertisedListen', controller: 'advertisedControllerListen' };
   const out: Record<string, string> = {};
   for (const part of value.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
     const m = /^([A-Za-z_]+):\/\/(.+)$/.exec(part);
-    if (!m) throw invalid(file, `listeners entry '${part}' is not NAME://host:port`);
+    if (!m) throw invalid(file, `${key} entry '${part}' is not NAME://host:port`);
     const name = m[1]!.toUpperCase();
-    const flag = name === 'BROKER' || name === 'PLAINTEXT' ? 'listen' : name === 'CONTROLLER' ? 'controllerListen' : null;
-    if (!flag) throw invalid(file, `listeners entry '${part}': the listener name must be BROKER (or PLAINTEXT) or CONTROLLER`);
+    const flag = name === 'BROKER' || name === 'PLAINTEXT' ? flags.broker : name === 'CONTROLLER' ? flags.controller : null;
+    if (!flag) throw invalid(file, `${key} entry '${part}': the listener name must be BROKER (or PLAINTEXT) or CONTROLLER`);
     out[flag] = `ws://${m[2]}`;
   }
   return out;
@@ -102,8 +110,8 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
     } else if (key === 'log.dirs') {
       if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
       flags.dataDir = value;
-    } else if (key === 'listeners') {
-      Object.assign(flags, listenersFlags(value, file));
+    } else if (key === 'listeners' || key === 'advertised.listeners') {
+      Object.assign(flags, listenersFlags(value, file, key));
     } else if (LOG_KEYS.has(key)) {
       logConfig[key] = value;
     } else if (brokerConfigDef(key)) {

@@ -10,6 +10,7 @@
 // INVALID_CONFIG with a one-line reason (the CLI turns them into exit 2).
 
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { LogLevel } from '../util/logger.js';
@@ -27,6 +28,8 @@ export const DURABILITY_MODES: readonly DurabilityMode[] = ['replication', 'fsyn
 export interface BrokerConfig {
   /** The client listener (producers, consumers, follower fetches). */
   readonly listen: ListenAddress;
+  /** --advertised-listen: the URL registered for clients and followers when it differs from the listener (a proxy, NAT). */
+  readonly advertisedUrl: string | undefined;
   /** replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR. */
   readonly replicaLagTimeMaxMs: number;
   /** When an appended batch counts toward the high watermark: at once, or once fsynced (docs/replication.md). */
@@ -39,6 +42,10 @@ export interface ServerConfig {
   readonly nodeId: number;
   readonly roles: readonly ProcessRole[];
   readonly controllerListen: ListenAddress;
+  /** --advertised-controller-listen: the CONTROLLER URL a broker-only node registers, when it differs from the listener. */
+  readonly advertisedControllerUrl: string | undefined;
+  /** --outbound-address: the local IP every node-to-node connection is dialed from (the OS picks when absent). */
+  readonly outboundAddress: string | undefined;
   readonly quorum: readonly QuorumVoter[];
   readonly dataDir: string;
   /** Set by --cluster-id; otherwise derived from the quorum (or read from meta.properties). */
@@ -74,6 +81,9 @@ export interface ServerFlags {
   readonly snapshotIntervalEntries?: number;
   readonly raftOnly?: boolean;
   readonly listen?: string;
+  readonly advertisedListen?: string;
+  readonly advertisedControllerListen?: string;
+  readonly outboundAddress?: string;
   readonly durability?: string;
   readonly replicaLagTimeMaxMs?: number;
   readonly metricsListen?: string;
@@ -136,11 +146,17 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   if (!flags.dataDir) throw invalid('--data-dir is empty');
   const broker = roles.includes('broker') ? brokerConfigFrom(flags) : undefined;
   if (!broker && flags.listen !== undefined) throw invalid('--listen is the broker listener; add broker to --roles');
+  if (!broker && flags.advertisedListen !== undefined) throw invalid('--advertised-listen is the broker listener\'s; add broker to --roles');
+  if (flags.outboundAddress !== undefined && isIP(flags.outboundAddress) === 0) {
+    throw invalid(`--outbound-address must be an IP address, got '${flags.outboundAddress}'`);
+  }
   if (broker && flags.raftOnly) throw invalid('--raft-only runs no broker; use --roles controller');
   return {
     nodeId: flags.nodeId,
     roles,
     controllerListen: parseListenUrl(flags.controllerListen),
+    advertisedControllerUrl: flags.advertisedControllerListen === undefined ? undefined : parseAdvertised(flags.advertisedControllerListen, '--advertised-controller-listen'),
+    outboundAddress: flags.outboundAddress,
     quorum,
     dataDir: path.resolve(flags.dataDir),
     clusterId: flags.clusterId,
@@ -188,5 +204,13 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   } catch (err) {
     throw invalid(err instanceof Error ? err.message.replace(/^INVALID_CONFIG: /, '') : String(err));
   }
-  return { listen: parseListenUrl(flags.listen), replicaLagTimeMaxMs: lag, durability, logConfig };
+  const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
+  return { listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig };
+}
+
+/** An advertised ws://host:port: an address others can dial, never a wildcard host. */
+function parseAdvertised(text: string, flag: string): string {
+  const a = parseListenUrl(text);
+  if (a.host === '0.0.0.0' || a.host === '::') throw invalid(`${flag} must be an address others can dial, not ${a.host}`);
+  return a.url;
 }

@@ -69,6 +69,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const transport = new RaftTransport({
     nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
     limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
+    ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
   });
   let node: RaftNode;
   const metadata = cfg.raftOnly ? undefined : new MetadataStateMachine();
@@ -108,6 +109,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     const c = new QuorumClient({
       endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(),
       logger: log.child({ component: 'quorum-client' }), ...(requestTimeoutMs ? { limits: { requestTimeoutMs } } : {}),
+      ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
     });
     clients.push(c);
     return c;
@@ -127,11 +129,15 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     try {
       broker = await startBroker({
         nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
-        settings: { listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig },
+        settings: {
+          listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig,
+          ...(cfg.broker.advertisedUrl !== undefined ? { advertisedUrl: cfg.broker.advertisedUrl } : {}),
+          ...(cfg.outboundAddress !== undefined ? { outboundAddress: cfg.outboundAddress } : {}),
+        },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),
         admin: (api, body) => admin.controller(api, body),
-        extraEndpoints: [{ name: METADATA_ENDPOINT, url: cfg.controllerListen.url }],
+        extraEndpoints: [{ name: METADATA_ENDPOINT, url: cfg.advertisedControllerUrl ?? cfg.controllerListen.url }],
         logger: log.child({ component: 'broker' }),
         ...(metrics ? { instrument: metrics } : {}),
       });

@@ -38,4 +38,20 @@ describe('server config', () => {
     expect(() => serverConfigFromFlags({ ...base, electionTimeoutMs: 10 })).to.throw(/election-timeout-ms/);
     expect(() => serverConfigFromFlags({ ...base, controllerListen: 'tcp://x:1' })).to.throw(/ws:\/\//);
   });
+
+  it('takes advertised URLs and an outbound address, and refuses ones nobody can dial', () => {
+    const broker = { ...base, roles: 'broker,controller', listen: 'ws://127.0.0.1:9092' };
+    const cfg = serverConfigFromFlags({
+      ...broker, advertisedListen: 'ws://127.0.0.2:7001', advertisedControllerListen: 'ws://127.0.0.2:7002', outboundAddress: '127.0.0.12',
+    });
+    expect(cfg.broker?.advertisedUrl).to.equal('ws://127.0.0.2:7001');
+    expect(cfg.advertisedControllerUrl).to.equal('ws://127.0.0.2:7002');
+    expect(cfg.outboundAddress).to.equal('127.0.0.12');
+    expect(serverConfigFromFlags(broker).broker?.advertisedUrl).to.equal(undefined);
+    expect(() => serverConfigFromFlags({ ...broker, advertisedListen: 'ws://127.0.0.2:0' })).to.throw(/bad port '0'/);
+    expect(() => serverConfigFromFlags({ ...broker, advertisedListen: 'ws://0.0.0.0:7001' })).to.throw(/others can dial/);
+    expect(() => serverConfigFromFlags({ ...broker, advertisedControllerListen: 'http://h:1' })).to.throw(/ws:\/\//);
+    expect(() => serverConfigFromFlags({ ...broker, outboundAddress: 'localhost' })).to.throw(/outbound-address must be an IP/);
+    expect(() => serverConfigFromFlags({ ...base, advertisedListen: 'ws://127.0.0.2:7001' })).to.throw(/add broker to --roles/);
+  });
 });
