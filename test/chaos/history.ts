@@ -121,7 +121,7 @@ export interface FinalState {
 }
 
 export interface Anomaly {
-  /** lost-write, duplicate, reorder, inconsistent-offset, non-monotonic-read, commit-regress, divergence, split-leadership, split-controller, unknown-twice. */
+  /** lost-write, duplicate, unknown-twice, failed-write-present, reorder, inconsistent-offset, non-monotonic-read, commit-regress, divergence, split-leadership, split-controller. */
   readonly type: string;
   readonly detail: string;
 }
