@@ -296,7 +296,7 @@ function walkRecords(section: Buffer, header: BatchHeader, batchPos: number): vo
     for (let h = 0; h < headers; h++) {
       const keyLength = cursor.readVarint();
       if (keyLength < 0) throw corrupt(`record ${i}: header ${h} key length ${keyLength}`, { record: i });
-      cursor.readBytes(keyLength);
+      cursor.skip(keyLength);
       skipNullableBytes(cursor, i, `header ${h} value`);
     }
     if (cursor.pos !== recordEnd) throw corrupt(`record ${i}: ${recordEnd - cursor.pos} bytes past its fields`, { record: i });
@@ -310,7 +310,7 @@ function walkRecords(section: Buffer, header: BatchHeader, batchPos: number): vo
 function skipNullableBytes(cursor: Cursor, index: number, what: string): void {
   const length = cursor.readVarint();
   if (length < -1) throw corrupt(`record ${index}: ${what} length ${length}`, { record: index });
-  if (length > 0) cursor.readBytes(length);
+  if (length > 0) cursor.skip(length);
 }
 
 /** Decodes a concatenation of whole batches (e.g. a fetch response's records). */

@@ -166,6 +166,12 @@ export class Cursor {
     return value;
   }
 
+  /** Moves past the next `length` bytes without making a view of them (the leader's record walk). */
+  skip(length: number): void {
+    if (length > this.end - this.pos) throw this.truncated(length);
+    this.pos += length;
+  }
+
   /** A view (no copy) of the next `length` bytes. */
   readBytes(length: number): Buffer {
     if (length > this.end - this.pos) throw this.truncated(length);

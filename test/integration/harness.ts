@@ -23,6 +23,7 @@ export const MAIN_JS = path.resolve(here, '../../src/cli/main.js');
 
 /** Extra node flags for every server process, e.g. SLUICE_IT_NODE_ARGS='--cpu-prof' to profile. */
 const NODE_ARGS = (process.env.SLUICE_IT_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
+const PROFILING = NODE_ARGS.some((a) => a.startsWith('--cpu-prof') || a.startsWith('--heap-prof'));
 const OUTPUT_LINES_KEPT = 300;
 const STOP_GRACE_MS = 10_000;
 
@@ -251,7 +252,8 @@ export class ProcessCluster {
   async cleanup(): Promise<void> {
     for (const c of this.clients) c.close();
     this.clients = [];
-    await Promise.all(this.nodes.map((n) => n.kill('SIGKILL')));
+    // A profiled node writes its profile only when it exits by itself.
+    await Promise.all(this.nodes.map((n) => n.kill(PROFILING ? 'SIGTERM' : 'SIGKILL')));
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 }
