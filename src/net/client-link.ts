@@ -81,7 +81,10 @@ export class ClientLink {
       }
       ws.binaryType = 'arraybuffer';
       const timer = setTimeout(() => {
-        ws.onopen = ws.onclose = ws.onerror = null;
+        // Closing a socket still connecting makes `ws` emit an error; with no
+        // listener left that error would be thrown and end the process.
+        ws.onopen = ws.onclose = null;
+        ws.onerror = () => {};
         ws.close();
         reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url}: timed out after ${opts.connectTimeoutMs ?? 10_000} ms`));
       }, opts.connectTimeoutMs ?? 10_000);

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { WsServer, parseListenUrl } from '../../src/net/ws-server.js';
@@ -149,6 +150,22 @@ describe('net: server connections and client links', () => {
     const refused = await ClientLink.connect(url, { factory, connectTimeoutMs: 2000 }).catch((e) => e);
     expect(isSluiceError(refused, Errors.NETWORK_EXCEPTION)).to.equal(true);
     expect(refused.message).to.contain(url);
+  });
+
+  // Found by the scale bench: a timed-out connect closed a socket still in its
+  // handshake with no error listener left, and `ws` threw from the event loop.
+  it('gives up on a handshake that never completes without an uncaught error', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      // Before the fix ws.close() threw from the timer: mocha reports that as an uncaught error.
+      const err = await ClientLink.connect(`ws://127.0.0.1:${port}`, { factory, connectTimeoutMs: 200 }).catch((e) => e);
+      expect(isSluiceError(err, Errors.NETWORK_EXCEPTION)).to.equal(true);
+      expect(err.message).to.contain('timed out');
+    } finally {
+      silent.close();
+    }
   });
 
   it('parses listener URLs', () => {
