@@ -7,7 +7,7 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 SEEDS ?= 2000
 SEED ?=
 
-.PHONY: install build test test-only lint run bench sim chaos clean
+.PHONY: install build test test-only lint run bench bench-peers bench-compare sim chaos clean
 
 install: $(NODE_MODULES_STAMP)
 
@@ -36,8 +36,19 @@ test: build lint
 run: build
 	node dist/src/cli/main.js local --nodes 3 --data-dir ./data
 
+# Every benchmark scenario (or `make bench BENCH="produce scale"`); `compare`
+# runs Sluice against NATS JetStream and Redis Streams — `make bench-peers`
+# installs those first. docs/benchmarks.md records the figures.
 bench: build
 	node dist/bench/run.js $(BENCH)
+
+bench-peers:
+	./scripts/bench-peers.sh
+
+# The side-by-side suite alone: `make bench-compare [PROFILE=quick|full] [SYSTEMS=sluice,nats,redis]`.
+PROFILE ?= full
+bench-compare: build
+	node dist/bench/suite/compare.js --profile $(PROFILE) $(if $(SYSTEMS),--systems $(SYSTEMS))
 
 # Long deterministic simulation runs: `make sim SEEDS=5000` or `make sim SEED=1234`.
 sim: build

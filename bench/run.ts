@@ -8,11 +8,14 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-const SCENARIOS: Record<string, { file: string; what: string }> = {
+const SCENARIOS: Record<string, { file: string; what: string; args?: string[] }> = {
   storage: { file: 'storage.bench.js', what: 'partition log append/read vs raw fs.writeSync' },
   'raft-disk': { file: 'raft-disk.bench.js', what: 'Raft log appends with one fsync per batch' },
   raft: { file: 'raft.bench.js', what: '3 voter processes: commit rate, latency, re-election after SIGKILL' },
   controller: { file: 'controller.bench.js', what: '3 controller processes: failover to CreateTopics, 10,000 partitions, fencing' },
+  scale: { file: 'scale.bench.js', what: '10,000 partitions (RF 3) on 3 combined nodes: created, memory per partition, restart (loaded), broker SIGKILL' },
+  failover: { file: 'failover.bench.js', what: 'controller SIGKILL, partition-leader SIGKILL and SIGTERM under an acks=all producer' },
+  compare: { file: 'suite/compare.js', what: 'Sluice vs NATS JetStream and Redis Streams, same workloads, same run (make bench-peers installs the peers)', args: ['--profile', 'full'] },
   produce: { file: 'produce.bench.js', what: '1 producer, 100-byte records, 3 combined nodes: RF=3 acks=all (with and without fsync), RF=1 acks=1' },
 };
 
@@ -28,7 +31,7 @@ let failed = 0;
 for (const name of names.length > 0 ? names : Object.keys(SCENARIOS)) {
   const s = SCENARIOS[name]!;
   process.stdout.write(`\n=== bench ${name}: ${s.what} ===\n`);
-  const r = spawnSync(process.execPath, [path.join(here, s.file), ...passThrough], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [path.join(here, s.file), ...(s.args ?? []), ...passThrough], { stdio: 'inherit' });
   if (r.status !== 0) {
     failed++;
     process.stderr.write(`bench ${name} failed (exit ${r.status ?? r.signal})\n`);

@@ -14,9 +14,10 @@ import { produceCommand } from './commands/produce.js';
 import { consumeCommand } from './commands/consume.js';
 import { groupsCommand } from './commands/groups.js';
 import { reassignCommand } from './commands/reassign.js';
+import { benchCommand } from './commands/bench.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -39,6 +40,7 @@ export function buildCli(argv: string[]) {
     .command(consumeCommand)
     .command(groupsCommand)
     .command(reassignCommand)
+    .command(benchCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {

@@ -1,0 +1,125 @@
+// The shape of one suite run's results (the JSON file, and the input of the
+// Markdown and HTML reports), and the profiles and workload plan that
+// produce it. Plain data only, so a results file from an older run can be
+// re-rendered.
+import type { MachineInfo } from './machine.js';
+import type { ProcessStats } from './proc-stats.js';
+import type { ConsumeSpec, E2eSpec, LatencyResult, ProduceSpec, SystemName, ThroughputResult } from './types.js';
+
+export const RESULTS_FORMAT_VERSION = 1;
+
+/** The sizes of one run. */
+export interface Profile {
+  readonly name: string;
+  /** Records per produce workload (and so per consume). */
+  readonly records: number;
+  /** Time cap of each produce and consume workload. */
+  readonly seconds: number;
+  readonly smallValueBytes: number;
+  readonly largeValueBytes: number;
+  /** Producers of the parallel produce and members of the group that reads it back; 0 leaves the pair out. */
+  readonly parallel: number;
+  /** Offered rates of the e2e latency workloads, records/s. */
+  readonly e2eRates: readonly number[];
+  readonly e2eSeconds: number;
+}
+
+export type ProfileName = 'quick' | 'full';
+
+export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
+  quick: { name: 'quick', records: 50_000, seconds: 5, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3, e2eRates: [10_000], e2eSeconds: 3 },
+  full: {
+    name: 'full', records: 1_000_000, seconds: 30, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3,
+    e2eRates: [10_000, 50_000, 100_000], e2eSeconds: 10,
+  },
+};
+
+/** The kinds of systems `--systems` selects. */
+export type SystemFilter = 'sluice' | 'nats' | 'redis';
+export const SYSTEM_FILTERS: readonly SystemFilter[] = ['sluice', 'nats', 'redis'];
+
+/** Every deployment the suite knows, in run order; the reports pair them by key. */
+export type DeploymentKey = 'sluice-rf1' | 'sluice-rf3' | 'sluice-rf3-fsync' | 'nats-r1' | 'nats-r3' | 'redis-aof' | 'redis-noaof';
+
+export type WorkloadDef =
+  | { readonly id: string; readonly label: string; readonly kind: 'produce'; readonly spec: ProduceSpec }
+  /** Reads back the preceding produce; `records` comes from its acknowledged count at run time. */
+  | { readonly id: string; readonly label: string; readonly kind: 'consume'; readonly consumers: number; readonly seconds: number }
+  | { readonly id: string; readonly label: string; readonly kind: 'e2e'; readonly spec: E2eSpec };
+
+const sizeLabel = (bytes: number): string => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} B`);
+
+/** The workloads every deployment runs, in order (issue 8). */
+export function planWorkloads(p: Profile): WorkloadDef[] {
+  const produce = (valueBytes: number, producers: number): WorkloadDef => ({
+    id: `produce-${sizeLabel(valueBytes).replace(' ', '')}${producers > 1 ? `-x${producers}` : ''}`,
+    label: `produce ${sizeLabel(valueBytes)}${producers > 1 ? `, ${producers} producers` : ''}`,
+    kind: 'produce',
+    spec: { records: p.records, seconds: p.seconds, valueBytes, producers },
+  });
+  const plan: WorkloadDef[] = [
+    produce(p.smallValueBytes, 1),
+    { id: 'consume-1', label: 'consume, 1 consumer', kind: 'consume', consumers: 1, seconds: p.seconds },
+    produce(p.largeValueBytes, 1),
+  ];
+  if (p.parallel > 1) {
+    plan.push(produce(p.smallValueBytes, p.parallel));
+    plan.push({ id: `consume-group-${p.parallel}`, label: `consume, ${p.parallel}-member group`, kind: 'consume', consumers: p.parallel, seconds: p.seconds });
+  }
+  for (const ratePerS of p.e2eRates) {
+    plan.push({
+      id: `e2e-${ratePerS}`, label: `e2e latency at ${ratePerS.toLocaleString('en-US')} rec/s`, kind: 'e2e',
+      spec: { ratePerS, seconds: p.e2eSeconds, valueBytes: p.smallValueBytes },
+    });
+  }
+  return plan;
+}
+
+export interface WorkloadResult {
+  readonly id: string;
+  readonly label: string;
+  readonly kind: WorkloadDef['kind'];
+  readonly spec: ProduceSpec | ConsumeSpec | E2eSpec;
+  readonly status: 'ok' | 'failed' | 'skipped';
+  readonly error?: string;
+  /** Seconds from the deployment's start to this workload's start (places RSS timelines on one axis). */
+  readonly startedAtS: number;
+  readonly throughput?: ThroughputResult;
+  readonly latency?: LatencyResult;
+  /** Per server process, in serverPids() order. */
+  readonly servers: readonly ProcessStats[];
+  readonly serverCpuSeconds: number;
+  /** CPU of the benchmark process itself (the clients). */
+  readonly clientCpuSeconds: number;
+  /** Server CPU per record done; null when no record was done. */
+  readonly serverCpuUsPerRecord: number | null;
+  readonly clientCpuUsPerRecord: number | null;
+  /** Highest RSS of any server process during the workload (sampled or VmHWM). */
+  readonly peakServerRssMb: number;
+}
+
+export interface DeploymentResult {
+  readonly key: DeploymentKey;
+  readonly system: SystemName;
+  readonly label: string;
+  /** The deployment's own description of its configuration (empty when it was not created). */
+  readonly variant: string;
+  /** 'skipped': not available here (reason says why); 'failed': could not start, or a workload failed. */
+  readonly status: 'ok' | 'failed' | 'skipped';
+  readonly reason?: string;
+  readonly startSeconds?: number;
+  readonly workloads: readonly WorkloadResult[];
+}
+
+export interface SuiteResults {
+  readonly formatVersion: number;
+  readonly profile: Profile;
+  readonly plan: readonly WorkloadDef[];
+  readonly machine: MachineInfo;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationS: number;
+  readonly deployments: readonly DeploymentResult[];
+  /** Workloads that failed (and deployments that could not start): the exit code is non-zero when > 0. */
+  readonly failures: number;
+}

@@ -1,0 +1,107 @@
+// Sluice's end-to-end latency workload: the real batching Producer (small
+// linger) sends at a fixed offered rate, each value starting with its send
+// time (float64 ms, nowMs()); a consumer long-polls Fetch on the partition's
+// leader and records, for every record, arrival time minus send time in an
+// HdrHistogram. A record arrives only once the high watermark passes it, so
+// with acks=all the latency includes replication.
+//
+// Sending is paced (measure.ts Pacer): every tick sends what is due so far in
+// one send() call. After `seconds` the producer is flushed and the consumer
+// runs until it has every record sent (bounded by DRAIN_MS_MAX).
+import { Client } from '../../src/index.js';
+import type { BrokerConnection } from '../../src/client/broker-connection.js';
+import { decodeFetchedRecords } from '../../src/client/records.js';
+import { Pacer, latencyHistogram, latencyResult, nowMs, randomValues, recordMs } from './measure.js';
+import type { E2eSpec, LatencyResult, Progress } from './types.js';
+
+const LINGER_MS = 1;
+const TICK_MS = 1;
+const FETCH_WAIT_MS = 100;
+const DRAIN_MS_MAX = 30_000;
+const TIMESTAMP_BYTES = 8;
+const VALUE_POOL_SIZE = 256;
+
+export interface E2eInput {
+  readonly bootstrap: readonly string[];
+  readonly topic: string;
+  /** A connection to the leader of partition 0, for the consumer. */
+  readonly leader: BrokerConnection;
+  readonly acks: -1 | 1;
+}
+
+export async function e2eLatency(input: E2eInput, spec: E2eSpec, progress: Progress): Promise<LatencyResult> {
+  const histogram = latencyHistogram();
+  let received = 0;
+  /** Set once sending ended: the consumer stops when it has this many records (or the drain time is up). */
+  let target: number | null = null;
+  let drainDeadlineMs = Infinity;
+  let abandoned = false;
+  const consumer = (async () => {
+    let offset = 0;
+    while (!abandoned && (target === null || (received < target && performance.now() < drainDeadlineMs))) {
+      const res = await input.leader.fetch({ maxWaitMs: FETCH_WAIT_MS, topics: [{ name: input.topic, partitions: [{ partition: 0, fetchOffset: offset }] }] });
+      const arrivedMs = nowMs();
+      const p = res.topics[0]?.partitions[0];
+      if (!p || p.errorCode !== 0) throw new Error(`fetch ${input.topic}-0@${offset}: ${p?.errorMessage ?? `error ${p?.errorCode}`}`);
+      for (const r of decodeFetchedRecords(p.records, offset)) {
+        recordMs(histogram, arrivedMs - r.value!.readDoubleLE(0));
+        offset = r.offset + 1;
+        received++;
+      }
+      progress(received);
+    }
+  })();
+  // A failed consumer is reported when awaited below; until then it must not count as unhandled.
+  consumer.catch(() => undefined);
+  const client = new Client({ bootstrap: [...input.bootstrap], clientId: 'bench-e2e' });
+  const producer = client.producer({ acks: input.acks, idempotent: input.acks === -1, lingerMs: LINGER_MS });
+  try {
+    const { sent, seconds } = await sendPaced(producer, input.topic, spec);
+    drainDeadlineMs = performance.now() + DRAIN_MS_MAX;
+    target = sent;
+    await consumer;
+    if (received < sent) throw new Error(`the consumer received ${received} of ${sent} records within ${DRAIN_MS_MAX} ms of the last send`);
+    return latencyResult(histogram, spec.ratePerS, received, seconds);
+  } finally {
+    abandoned = true;
+    await consumer.catch(() => undefined);
+    await producer.close().catch(() => undefined);
+    client.close();
+  }
+}
+
+type Sender = ReturnType<Client['producer']>;
+
+/** Sends at spec.ratePerS for spec.seconds; resolves once every record is acknowledged. */
+async function sendPaced(producer: Sender, topic: string, spec: E2eSpec): Promise<{ sent: number; seconds: number }> {
+  const pool = randomValues(VALUE_POOL_SIZE, Math.max(TIMESTAMP_BYTES, spec.valueBytes));
+  const pacer = new Pacer(spec.ratePerS);
+  const acks: Array<Promise<unknown>> = [];
+  let failure: unknown = null;
+  let sent = 0;
+  const start = performance.now();
+  const endMs = start + spec.seconds * 1000;
+  while (performance.now() < endMs && failure === null) {
+    const due = pacer.due();
+    if (due > 0) {
+      const sendMs = nowMs();
+      const messages = new Array<{ value: Buffer }>(due);
+      for (let i = 0; i < due; i++) {
+        // Each record needs its own buffer: the Producer holds values as views until their batch is encoded.
+        const value = Buffer.from(pool[(sent + i) % VALUE_POOL_SIZE]!);
+        value.writeDoubleLE(sendMs, 0);
+        messages[i] = { value };
+      }
+      acks.push(producer.send({ topic, messages }).catch((err: unknown) => {
+        failure ??= err;
+      }));
+      pacer.markSent(due);
+      sent += due;
+    }
+    await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+  }
+  const seconds = (performance.now() - start) / 1000;
+  await Promise.all(acks);
+  if (failure !== null) throw failure instanceof Error ? failure : new Error(String(failure));
+  return { sent, seconds };
+}
