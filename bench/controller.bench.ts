@@ -55,14 +55,14 @@ export interface ControllerBenchResult {
   readonly targets: { failoverP99Ms: number; failoverOk: boolean };
 }
 
-interface Broker { brokerId: number; brokerEpoch: number; beating: boolean }
+export interface Broker { brokerId: number; brokerEpoch: number; beating: boolean }
 
 function quantile(samples: number[], q: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0);
 }
 
-async function registerBrokers(client: QuorumClient, sessionTimeoutMs: number): Promise<Broker[]> {
+export async function registerBrokers(client: QuorumClient, sessionTimeoutMs: number): Promise<Broker[]> {
   await client.controller('alterConfigs', { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(sessionTimeoutMs) } }] });
   const { clusterId } = await client.controller<ClusterDescription>('describeCluster', {});
   const brokers: Broker[] = [];
@@ -74,7 +74,7 @@ async function registerBrokers(client: QuorumClient, sessionTimeoutMs: number): 
 }
 
 /** Heartbeats every beating broker every 500 ms until `stop()`; tolerant of failover. */
-function heartbeatLoop(client: QuorumClient, brokers: Broker[]): { stop: () => Promise<void>; lastBeat: Map<number, number> } {
+export function heartbeatLoop(client: QuorumClient, brokers: Broker[]): { stop: () => Promise<void>; lastBeat: Map<number, number> } {
   let stopped = false;
   const lastBeat = new Map<number, number>();
   const loop = (async () => {
@@ -93,7 +93,7 @@ function heartbeatLoop(client: QuorumClient, brokers: Broker[]): { stop: () => P
   return { stop: async () => { stopped = true; await loop; }, lastBeat };
 }
 
-async function measureFailover(cluster: ProcessCluster, client: QuorumClient, o: ControllerBenchOptions): Promise<ControllerBenchResult['failover']> {
+export async function measureFailover(cluster: ProcessCluster, client: QuorumClient, o: ControllerBenchOptions): Promise<ControllerBenchResult['failover']> {
   const samplesMs: number[] = [];
   for (let round = 0; round < o.kills; round++) {
     const old = await cluster.waitForLeader(client, { timeoutMs: o.waitTimeoutMs });
@@ -116,7 +116,7 @@ async function measureFailover(cluster: ProcessCluster, client: QuorumClient, o:
   return { kills: samplesMs.length, medianMs: quantile(samplesMs, 0.5), p99Ms: quantile(samplesMs, 0.99), maxMs: Math.round(Math.max(...samplesMs)), samplesMs: samplesMs.map(Math.round) };
 }
 
-async function measurePartitions(client: QuorumClient, o: ControllerBenchOptions): Promise<ControllerBenchResult['partitions']> {
+export async function measurePartitions(client: QuorumClient, o: ControllerBenchOptions): Promise<ControllerBenchResult['partitions']> {
   const topics = Math.ceil(o.partitions / o.partitionsPerTopic);
   const started = performance.now();
   for (let t = 0; t < topics; t += o.topicsPerRequest) {

@@ -1,0 +1,410 @@
+// Failover benchmark (issue 8, "failover"):
+//
+//   a. controller — controller.bench's own measurement (three controller-only
+//      nodes, brokers played through the controller API): SIGKILL the active
+//      controller, time until a new one has committed a CreateTopics;
+//   b. partition leader — three combined nodes; one producer (a BrokerConnection,
+//      acks=all, one batch in flight) writes continuously to a partition with
+//      RF 3 and min.insync.replicas 2 whose leader is not the active controller;
+//      SIGKILL that leader; time from the kill until the first acknowledgement
+//      by the new leader (the broker session timeout is included — the
+//      controller moves leaderships only once the victim is fenced — and is
+//      reported apart). One fresh topic per round; the victim restarts and
+//      rejoins the ISR between rounds;
+//   c. controlled shutdown — the same producer; SIGTERM the partition leader
+//      (its leaderships move before it stops): the longest gap between
+//      consecutive acknowledgements from `settleMs` before the signal until
+//      `settleMs` after both the first acknowledgement by the new leader and the
+//      victim's exit, and every failed produce, retriable or not.
+//
+// The producer retries every retriable failure after `retryBackoffMs`, asking
+// a running broker for the partition's leader again; it never gives up within
+// a round, so a non-retriable error is counted, not fatal. Measures and
+// reports; asserts nothing. Bounded: every wait by `waitTimeoutMs`, each
+// producer by `producerRunMsMax`; every process is killed at the end.
+//
+// Run: node dist/bench/failover.bench.js [--kills N] [--leader-kills N] [--shutdowns N] [--session-timeout-ms MS] [--json]
+
+import { randomBytes } from 'node:crypto';
+import { argValue, isMain } from './cli-args.js';
+import {
+  DEFAULT_CONTROLLER_BENCH, heartbeatLoop, measureFailover, registerBrokers, type ControllerBenchResult,
+} from './controller.bench.js';
+import { ProcessCluster, waitFor } from '../test/integration/harness.js';
+import { BrokerConns } from './scale.bench.js';
+import type { BrokerConnection } from '../src/client/broker-connection.js';
+import { encodeMessages } from '../src/client/records.js';
+import { ApiKey } from '../src/protocol/api-keys.js';
+import { LATEST_TIMESTAMP } from '../src/protocol/apis/offsets.js';
+import type { QuorumClient } from '../src/raft-node/quorum-client.js';
+import type { ClusterDescription } from '../src/controller/service/describe.js';
+import { Errors, SluiceError, errorForCode } from '../src/util/errors.js';
+
+export interface FailoverBenchOptions {
+  /** SIGKILLs of the active controller (a). */
+  readonly controllerKills: number;
+  /** SIGKILLs of a partition leader under load (b). */
+  readonly leaderKills: number;
+  /** SIGTERMs of a partition leader under load (c). */
+  readonly controlledShutdowns: number;
+  readonly sessionTimeoutMs: number;
+  readonly batchRecords: number;
+  readonly valueBytes: number;
+  /** How long the leader may wait for acks=all before answering REQUEST_TIMED_OUT. */
+  readonly ackTimeoutMs: number;
+  readonly retryBackoffMs: number;
+  /** Producing with acknowledgements before a kill, and after the new leader's first acknowledgement. */
+  readonly settleMs: number;
+  /** How long a node may take over its controlled shutdown before it is SIGKILLed. */
+  readonly stopTimeoutMs: number;
+  readonly producerRunMsMax: number;
+  readonly waitTimeoutMs: number;
+  readonly log: (line: string) => void;
+}
+
+export const DEFAULT_FAILOVER_BENCH: FailoverBenchOptions = {
+  controllerKills: 5,
+  leaderKills: 5,
+  controlledShutdowns: 3,
+  sessionTimeoutMs: 9_000,
+  batchRecords: 10,
+  valueBytes: 100,
+  ackTimeoutMs: 5_000,
+  retryBackoffMs: 10,
+  settleMs: 1_000,
+  stopTimeoutMs: 30_000,
+  producerRunMsMax: 180_000,
+  waitTimeoutMs: 120_000,
+  log: (line) => process.stderr.write(`${line}\n`),
+};
+
+export interface FailoverBenchResult {
+  readonly controller: ControllerBenchResult['failover'];
+  readonly leaderKill: {
+    readonly kills: number;
+    readonly sessionTimeoutMs: number;
+    /** SIGKILL → first acknowledgement by the new leader, per round. */
+    readonly samplesMs: readonly number[];
+    readonly p50Ms: number;
+    readonly maxMs: number;
+    /**
+     * p50 less the session timeout: election, metadata propagation and the producer finding the new leader
+     * (may be negative: the session runs from the victim's last heartbeat, before the kill).
+     */
+    readonly afterSessionExpiryP50Ms: number;
+    /** Rounds in which the victim had become the active controller by the time of the kill. */
+    readonly victimWasController: number;
+    readonly nonRetriableErrors: number;
+  };
+  readonly controlledShutdown: {
+    readonly shutdowns: number;
+    /** Longest gap between consecutive acknowledgements around each SIGTERM. */
+    readonly gapsMs: readonly number[];
+    readonly maxGapMs: number;
+    /** p99 of the gaps in the `settleMs` before each SIGTERM, for comparison. */
+    readonly baselineGapP99Ms: number;
+    /** SIGTERM → first acknowledgement by the new leader, per round. */
+    readonly toNewLeaderMs: readonly number[];
+    /** Victims that exited 0 within stopTimeoutMs. */
+    readonly cleanExits: number;
+    readonly retriableErrors: Readonly<Record<string, number>>;
+    readonly nonRetriableErrors: number;
+    readonly nonRetriableSamples: readonly string[];
+  };
+  readonly producer: { readonly batchRecords: number; readonly valueBytes: number; readonly inFlight: 1; readonly acks: 'all'; readonly minInsyncReplicas: 2 };
+}
+
+const TOPIC_PARTITION = 0;
+const NON_RETRIABLE_SAMPLES_MAX = 10;
+const ACKS_MAX = 2_000_000;
+
+interface Ack { readonly atMs: number; readonly brokerId: number }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function quantile(samples: readonly number[], q: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0);
+}
+
+/**
+ * One producer writing `batchRecords`-record batches to partition 0 of `topic`, one in flight,
+ * acks=all, until stop() or `producerRunMsMax`. Every acknowledgement is kept with its time and
+ * the broker that gave it; every failure is counted by name, retriable or not, then retried.
+ */
+class ContinuousProducer {
+  readonly acks: Ack[] = [];
+  readonly retriable = new Map<string, number>();
+  nonRetriable = 0;
+  readonly nonRetriableSamples: string[] = [];
+  private stopped = false;
+  private readonly values: Buffer[];
+  private readonly running: Promise<void>;
+
+  constructor(private readonly cluster: ProcessCluster, private readonly conns: BrokerConns, private readonly topic: string, private readonly o: FailoverBenchOptions) {
+    this.values = Array.from({ length: o.batchRecords }, () => randomBytes(o.valueBytes));
+    this.running = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  /** The first acknowledgement matching `pred`, once there is one. */
+  waitForAck(what: string, pred: (a: Ack) => boolean, timeoutMs: number): Promise<Ack> {
+    return waitFor(what, () => this.acks.find(pred), { timeoutMs, intervalMs: 5 });
+  }
+
+  private async run(): Promise<void> {
+    const deadline = performance.now() + this.o.producerRunMsMax;
+    let leader: { id: number; conn: BrokerConnection } | undefined;
+    while (!this.stopped && performance.now() < deadline && this.acks.length < ACKS_MAX) {
+      try {
+        leader ??= await this.locate();
+        const records = encodeMessages(this.values.map((value) => ({ value })), { timestampMs: Date.now() });
+        const res = await leader.conn.produce({ acks: -1, timeoutMs: this.o.ackTimeoutMs, topics: [{ name: this.topic, partitions: [{ partition: TOPIC_PARTITION, records }] }] });
+        const p = res.topics[0]!.partitions[0]!;
+        if (p.errorCode === Errors.NONE.code) {
+          this.acks.push({ atMs: performance.now(), brokerId: leader.id });
+          continue;
+        }
+        this.failed(new SluiceError(errorForCode(p.errorCode), p.errorMessage ?? undefined));
+      } catch (err) {
+        this.failed(err);
+      }
+      leader = undefined;
+      await sleep(this.o.retryBackoffMs);
+    }
+  }
+
+  /** The partition's leader as a running broker sees it, and a connection to it. */
+  private async locate(): Promise<{ id: number; conn: BrokerConnection }> {
+    let last: unknown = new SluiceError(Errors.NETWORK_EXCEPTION, 'no running broker');
+    for (const n of this.cluster.nodes.filter((x) => x.running)) {
+      try {
+        const md = await (await this.conns.get(n.brokerUrl)).metadata([this.topic]);
+        const leaderId = md.topics[0]?.partitions.find((p) => p.partition === TOPIC_PARTITION)?.leader ?? -1;
+        const url = md.brokers.find((b) => b.nodeId === leaderId)?.url;
+        if (url === undefined) throw new SluiceError(Errors.LEADER_NOT_AVAILABLE, `${this.topic}-${TOPIC_PARTITION} has no leader in broker ${n.id}'s metadata`);
+        return { id: leaderId, conn: await this.conns.get(url) };
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  private failed(err: unknown): void {
+    if (err instanceof SluiceError && err.retriable) {
+      this.retriable.set(err.errorName, (this.retriable.get(err.errorName) ?? 0) + 1);
+      return;
+    }
+    this.nonRetriable++;
+    if (this.nonRetriableSamples.length < NON_RETRIABLE_SAMPLES_MAX) this.nonRetriableSamples.push((err as Error)?.message ?? String(err));
+  }
+}
+
+// ---------------------------------------------------------------- (a) controller
+
+async function controllerFailover(o: FailoverBenchOptions): Promise<ControllerBenchResult['failover']> {
+  const cluster = await ProcessCluster.create({ size: 3, logLevel: 'warn' });
+  try {
+    cluster.startAll();
+    const client = cluster.client();
+    await cluster.waitForLeader(client, { timeoutMs: o.waitTimeoutMs });
+    const beats = heartbeatLoop(client, await registerBrokers(client, o.sessionTimeoutMs));
+    try {
+      await waitFor('brokers unfenced', async () => (await describe(client)).brokers.every((b) => !b.fenced), { timeoutMs: o.waitTimeoutMs, intervalMs: 100 });
+      return await measureFailover(cluster, client, { ...DEFAULT_CONTROLLER_BENCH, kills: o.controllerKills, waitTimeoutMs: o.waitTimeoutMs, log: o.log });
+    } finally {
+      await beats.stop();
+    }
+  } finally {
+    await cluster.cleanup();
+  }
+}
+
+// ---------------------------------------------------------------- (b), (c) partition leader
+
+function describe(client: QuorumClient): Promise<ClusterDescription> {
+  return client.controller<ClusterDescription>('describeCluster', {});
+}
+
+interface DataCluster { readonly cluster: ProcessCluster; readonly client: QuorumClient; readonly conns: BrokerConns }
+
+/** A connection to a running broker other than `exceptId` (one just restarted may not listen yet). */
+function runningBroker(dc: DataCluster, exceptId = -1): Promise<BrokerConnection> {
+  const n = dc.cluster.nodes.find((x) => x.running && x.id !== exceptId);
+  if (!n) throw new Error('no running broker');
+  return dc.conns.get(n.brokerUrl);
+}
+
+/**
+ * A fresh RF 3 topic (min.insync.replicas 2) whose partition is led by a broker that is not the
+ * active controller, so a kill measures the partition's failover, not the controller's as well.
+ */
+async function freshTopic(dc: DataCluster, name: string, o: FailoverBenchOptions): Promise<number> {
+  const controllerId = (await dc.cluster.waitForLeader(dc.client, { timeoutMs: o.waitTimeoutMs })).id;
+  const ids = dc.cluster.nodes.map((n) => n.id);
+  const leaderId = ids.find((id) => id !== controllerId)!;
+  const conn = await runningBroker(dc);
+  const res = await conn.admin(ApiKey.CreateTopics, { topics: [{ name, assignments: [[leaderId, ...ids.filter((id) => id !== leaderId)]], configs: { 'min.insync.replicas': '2' } }] });
+  if (res.topics[0]?.errorCode !== 0) throw new Error(`CreateTopics ${name} failed: ${JSON.stringify(res.topics[0])}`);
+  return waitForFullIsr(dc, name, -1, o);
+}
+
+/**
+ * The partition's leader once its ISR is all its replicas and the leader serves it (answers
+ * ListOffsets), asking a running broker other than `exceptId` for the metadata.
+ */
+function waitForFullIsr(dc: DataCluster, topic: string, exceptId: number, o: FailoverBenchOptions): Promise<number> {
+  return waitFor(`${topic}-${TOPIC_PARTITION}: a serving leader and a full ISR`, async () => {
+    const md = await (await runningBroker(dc, exceptId)).metadata([topic]);
+    const p = md.topics[0]?.partitions.find((x) => x.partition === TOPIC_PARTITION);
+    const url = md.brokers.find((b) => b.nodeId === p?.leader)?.url;
+    if (!p || url === undefined || p.isr.length !== p.replicas.length) return undefined;
+    const res = await (await dc.conns.get(url)).listOffsets({ topics: [{ name: topic, partitions: [{ partition: TOPIC_PARTITION, timestamp: LATEST_TIMESTAMP }] }] });
+    return res.topics[0]?.partitions[0]?.errorCode === Errors.NONE.code ? p.leader : undefined;
+  }, { timeoutMs: o.waitTimeoutMs, intervalMs: 50 });
+}
+
+/** Restarts `nodeId` and waits until it is back in the ISR of `topic`'s partition. */
+async function rejoin(dc: DataCluster, nodeId: number, topic: string, o: FailoverBenchOptions): Promise<void> {
+  dc.cluster.node(nodeId).start();
+  await waitForFullIsr(dc, topic, nodeId, o);
+}
+
+async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<{ ms: number; wasController: boolean; nonRetriable: number }> {
+  const topic = `leader-kill-${round}`;
+  const leaderId = await freshTopic(dc, topic, o);
+  const producer = new ContinuousProducer(dc.cluster, dc.conns, topic, o);
+  try {
+    const startedAt = performance.now();
+    await producer.waitForAck('acknowledgements to flow', (a) => a.atMs - startedAt >= o.settleMs, o.waitTimeoutMs);
+    const wasController = (await dc.cluster.waitForLeader(dc.client, { timeoutMs: o.waitTimeoutMs })).id === leaderId;
+    const killedAt = performance.now();
+    await dc.cluster.node(leaderId).kill('SIGKILL');
+    const ack = await producer.waitForAck('an acknowledgement by the new leader', (a) => a.atMs > killedAt && a.brokerId !== leaderId, o.waitTimeoutMs);
+    await producer.stop();
+    const ms = Math.round(ack.atMs - killedAt);
+    o.log(`  kill ${round + 1}/${o.leaderKills}: leader ${leaderId} → broker ${ack.brokerId} acknowledged after ${ms} ms`);
+    await rejoin(dc, leaderId, topic, o);
+    return { ms, wasController, nonRetriable: producer.nonRetriable };
+  } finally {
+    await producer.stop();
+  }
+}
+
+interface ShutdownRound { gapMs: number; baselineGapsMs: number[]; toNewLeaderMs: number; clean: boolean; producer: ContinuousProducer }
+
+async function controlledShutdownRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<ShutdownRound> {
+  const topic = `controlled-shutdown-${round}`;
+  const leaderId = await freshTopic(dc, topic, o);
+  const producer = new ContinuousProducer(dc.cluster, dc.conns, topic, o);
+  try {
+    const startedAt = performance.now();
+    await producer.waitForAck('acknowledgements to flow', (a) => a.atMs - startedAt >= o.settleMs, o.waitTimeoutMs);
+    const termAt = performance.now();
+    const exited = dc.cluster.node(leaderId).kill('SIGTERM', o.stopTimeoutMs).then((code) => ({ code, atMs: performance.now() }));
+    const ack = await producer.waitForAck('an acknowledgement by the new leader', (a) => a.atMs > termAt && a.brokerId !== leaderId, o.waitTimeoutMs);
+    const exit = await exited;
+    const endAt = Math.max(ack.atMs, exit.atMs) + o.settleMs;
+    await producer.waitForAck('acknowledgements after the shutdown', (a) => a.atMs >= endAt, o.waitTimeoutMs);
+    await producer.stop();
+    const gapsIn = (from: number, to: number): number[] => {
+      const times = producer.acks.map((a) => a.atMs).filter((t) => t >= from && t <= to);
+      return times.slice(1).map((t, i) => t - times[i]!);
+    };
+    const gapMs = Math.round(Math.max(0, ...gapsIn(termAt - o.settleMs, endAt)));
+    const toNewLeaderMs = Math.round(ack.atMs - termAt);
+    o.log(`  SIGTERM ${round + 1}/${o.controlledShutdowns}: leader ${leaderId} → broker ${ack.brokerId} after ${toNewLeaderMs} ms; longest gap ${gapMs} ms; exit ${exit.code}`);
+    await rejoin(dc, leaderId, topic, o);
+    return { gapMs, baselineGapsMs: gapsIn(termAt - o.settleMs, termAt), toNewLeaderMs, clean: exit.code === 0, producer };
+  } finally {
+    await producer.stop();
+  }
+}
+
+async function startDataCluster(o: FailoverBenchOptions): Promise<DataCluster> {
+  const cluster = await ProcessCluster.create({ size: 3, brokers: true, logLevel: 'warn' });
+  cluster.startAll();
+  const client = cluster.client();
+  await cluster.waitForLeader(client, { timeoutMs: o.waitTimeoutMs });
+  await waitFor('three unfenced brokers', async () => {
+    const d = await describe(client);
+    return d.brokers.length === 3 && d.brokers.every((b) => !b.fenced);
+  }, { timeoutMs: o.waitTimeoutMs, intervalMs: 100 });
+  await client.controller('alterConfigs', { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': String(o.sessionTimeoutMs) } }] });
+  return { cluster, client, conns: new BrokerConns() };
+}
+
+async function partitionFailover(o: FailoverBenchOptions): Promise<Pick<FailoverBenchResult, 'leaderKill' | 'controlledShutdown'>> {
+  const dc = await startDataCluster(o);
+  try {
+    o.log(`partition leader: ${o.leaderKills} SIGKILLs under an acks=all producer`);
+    const kills = [];
+    for (let r = 0; r < o.leaderKills; r++) kills.push(await leaderKillRound(dc, r, o));
+    o.log(`controlled shutdown: ${o.controlledShutdowns} SIGTERMs under an acks=all producer`);
+    const shutdowns: ShutdownRound[] = [];
+    for (let r = 0; r < o.controlledShutdowns; r++) shutdowns.push(await controlledShutdownRound(dc, r, o));
+    const samplesMs = kills.map((k) => k.ms);
+    const retriableErrors: Record<string, number> = {};
+    for (const s of shutdowns) for (const [name, n] of s.producer.retriable) retriableErrors[name] = (retriableErrors[name] ?? 0) + n;
+    return {
+      leaderKill: {
+        kills: kills.length, sessionTimeoutMs: o.sessionTimeoutMs, samplesMs, p50Ms: quantile(samplesMs, 0.5), maxMs: Math.max(0, ...samplesMs),
+        afterSessionExpiryP50Ms: quantile(samplesMs, 0.5) - o.sessionTimeoutMs, victimWasController: kills.filter((k) => k.wasController).length,
+        nonRetriableErrors: kills.reduce((n, k) => n + k.nonRetriable, 0),
+      },
+      controlledShutdown: {
+        shutdowns: shutdowns.length, gapsMs: shutdowns.map((s) => s.gapMs), maxGapMs: Math.max(0, ...shutdowns.map((s) => s.gapMs)),
+        baselineGapP99Ms: quantile(shutdowns.flatMap((s) => s.baselineGapsMs), 0.99), toNewLeaderMs: shutdowns.map((s) => s.toNewLeaderMs),
+        cleanExits: shutdowns.filter((s) => s.clean).length, retriableErrors,
+        nonRetriableErrors: shutdowns.reduce((n, s) => n + s.producer.nonRetriable, 0),
+        nonRetriableSamples: shutdowns.flatMap((s) => s.producer.nonRetriableSamples).slice(0, NON_RETRIABLE_SAMPLES_MAX),
+      },
+    };
+  } catch (err) {
+    o.log(dc.cluster.dumpLogs());
+    throw err;
+  } finally {
+    dc.conns.closeAll();
+    await dc.cluster.cleanup();
+  }
+}
+
+export async function runFailoverBench(opts: Partial<FailoverBenchOptions> = {}): Promise<FailoverBenchResult> {
+  const o = { ...DEFAULT_FAILOVER_BENCH, ...opts };
+  o.log(`controller: ${o.controllerKills} SIGKILLs of the active controller`);
+  const controller = await controllerFailover(o);
+  const partition = await partitionFailover(o);
+  return { controller, ...partition, producer: { batchRecords: o.batchRecords, valueBytes: o.valueBytes, inFlight: 1, acks: 'all', minInsyncReplicas: 2 } };
+}
+
+export function failoverReport(r: FailoverBenchResult): string {
+  const l = r.leaderKill;
+  const c = r.controlledShutdown;
+  const errors = Object.entries(c.retriableErrors).map(([name, n]) => `${name} ×${n}`).join(', ') || 'none';
+  return [
+    `Failover (3 nodes on loopback; producer: batches of ${r.producer.batchRecords} × ${r.producer.valueBytes} B, acks=all, RF 3, min ISR 2, one in flight)`,
+    `  controller SIGKILL (${r.controller.kills})        → CreateTopics committed: median ${r.controller.medianMs} ms, p99 ${r.controller.p99Ms} ms, max ${r.controller.maxMs} ms`,
+    `  partition leader SIGKILL (${l.kills}) → first ack by the new leader: p50 ${l.p50Ms} ms, max ${l.maxMs} ms`
+      + ` (session timeout ${l.sessionTimeoutMs} ms; p50 ${l.afterSessionExpiryP50Ms} ms after expiry); non-retriable errors ${l.nonRetriableErrors}`,
+    `  partition leader SIGTERM (${c.shutdowns}) → longest gap between acks ${c.maxGapMs} ms (per round ${c.gapsMs.join(', ')} ms; p99 gap before ${c.baselineGapP99Ms} ms);`
+      + ` new leader acked after ${c.toNewLeaderMs.join(', ')} ms; ${c.cleanExits}/${c.shutdowns} clean exits;`
+      + ` retriable errors: ${errors}; non-retriable: ${c.nonRetriableErrors}${c.nonRetriableSamples.length > 0 ? ` (${c.nonRetriableSamples[0]})` : ''}`,
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  const controllerKills = argValue('--kills');
+  const leaderKills = argValue('--leader-kills');
+  const controlledShutdowns = argValue('--shutdowns');
+  const sessionTimeoutMs = argValue('--session-timeout-ms');
+  const result = await runFailoverBench({
+    ...(controllerKills !== undefined ? { controllerKills } : {}), ...(leaderKills !== undefined ? { leaderKills } : {}),
+    ...(controlledShutdowns !== undefined ? { controlledShutdowns } : {}), ...(sessionTimeoutMs !== undefined ? { sessionTimeoutMs } : {}),
+  });
+  process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${failoverReport(result)}\n`);
+}
