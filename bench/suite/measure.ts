@@ -59,7 +59,8 @@ export function recordMs(h: hdr.Histogram, ms: number): void {
 }
 
 export function latencyResult(h: hdr.Histogram, ratePerS: number, records: number, seconds: number): LatencyResult {
-  const ms = (us: number): number => Math.round(us) / 1000;
+  // HdrHistogram answers a percentile with its bucket's upper edge, which can lie above the largest value seen.
+  const ms = (us: number): number => Math.round(Math.min(us, h.maxValue)) / 1000;
   return {
     ratePerS, achievedPerS: Math.round(records / Math.max(1e-6, seconds)), records, seconds: round2(seconds),
     p50Ms: ms(h.getValueAtPercentile(50)), p99Ms: ms(h.getValueAtPercentile(99)),

@@ -87,4 +87,6 @@ export interface Deployment {
 export interface Availability {
   readonly available: boolean;
   readonly reason?: string;
+  /** The server's version, when it could be read. */
+  readonly version?: string;
 }
