@@ -34,7 +34,7 @@ import { isSluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { ScannedBatch } from './batch-scanner.js';
 import { LEADER_EPOCH_CHECKPOINT_FILE } from './checkpoint.js';
-import { fsyncDir, removeIfExists } from '../util/fs-util.js';
+import { removeIfExists } from '../util/fs-util.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
 import { LOG_FILE_SUFFIX, LogSegment, SEGMENT_FILE_SUFFIXES, parseSegmentFileName, segmentFileName } from './segment.js';
@@ -91,9 +91,12 @@ export function loadLog(p: LoadParams): LoadedLog {
   // partitions slow. A rebuilt cache of an existing log is written.
   cache.checkpoint(rebuild && (bases.length > 0 || fs.existsSync(path.join(p.dir, LEADER_EPOCH_CHECKPOINT_FILE))));
   for (const s of state.recovered) s.persistIndexes();
+  // The marker's removal is made durable by the log before its first change
+  // (PartitionLog.beforeChange), not here: an fsync per log made restarting
+  // a node with 10,000 replicas take tens of seconds.
   if (hadCleanShutdown) {
+    for (const s of segments) if (!state.recovered.includes(s)) s.markSynced();
     fs.unlinkSync(marker);
-    fsyncDir(p.dir);
   }
   return {
     segments,

@@ -18,6 +18,7 @@
 // before any byte is written, and a failed write leaves the segment's size
 // unchanged (the stray bytes past it are never read).
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssertionError, assert } from '../util/assert.js';
 import { SystemClock, type Clock } from '../util/clock.js';
@@ -25,7 +26,7 @@ import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from './batch-header.js';
 import { validateAppend, type IncomingBatch } from './append-validation.js';
-import { fsyncDir, fsyncDirAsync, writeFileAtomic } from '../util/fs-util.js';
+import { fsyncDir, fsyncDirAsync } from '../util/fs-util.js';
 import type { EpochEntry } from './checkpoint.js';
 import { type EpochEndOffset, type LeaderEpochCache } from './leader-epoch-cache.js';
 import { DEFAULT_LOG_CONFIG, validateLogConfig, type LogConfig } from './log-config.js';
@@ -110,6 +111,13 @@ export class PartitionLog {
   /** Files were created in (or the log's own entry added to) a directory since its last fsync. */
   private dirEntriesDirty: boolean;
   private parentEntryDirty: boolean;
+  /**
+   * The clean-shutdown marker was removed at open without an fsync. Before the
+   * log's bytes change, the removal must be on disk: a crash could otherwise
+   * bring the marker back over a log that is no longer the clean one, and the
+   * next start would trust a tail it should re-validate.
+   */
+  private markerRemovalUnsynced: boolean;
 
   private constructor(
     readonly dir: string,
@@ -123,6 +131,7 @@ export class PartitionLog {
     this.config = config;
     this.dirEntriesDirty = newDirectory;
     this.parentEntryDirty = newDirectory;
+    this.markerRemovalUnsynced = loaded.hadCleanShutdown;
     this.segments = loaded.segments;
     this._logStartOffset = loaded.logStartOffset;
     this._logEndOffset = this.active.nextOffset;
@@ -251,6 +260,7 @@ export class PartitionLog {
     const first = batches[0]!;
     const last = batches[batches.length - 1]!;
     const nowMs = this.clock.nowMs();
+    this.beforeChange();
     if (this.active.shouldRoll(buf.length, last.lastOffset, nowMs, this.config)) this.roll();
     try {
       this.active.append(buf, 0, buf.length, batches, nowMs);
@@ -475,6 +485,7 @@ export class PartitionLog {
       this.truncateFullyAndStartAt(offset);
       return offset;
     }
+    this.beforeChange();
     this.truncations++;
     const keep = this.floorSegmentIndex(offset);
     for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
@@ -497,6 +508,7 @@ export class PartitionLog {
     this.segments = [LogSegment.create(this.dir, offset, this.config)];
     fsyncDir(this.dir);
     this.dirEntriesDirty = false;
+    this.markerRemovalUnsynced = false;
     this._logEndOffset = offset;
     this._logStartOffset = offset;
     this._highWatermark = offset;
@@ -590,7 +602,9 @@ export class PartitionLog {
     this.flush();
     this.epochCache.checkpoint();
     for (const s of this.segments) s.close();
-    writeFileAtomic(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
+    // No fsync: everything it vouches for was fsynced just above, and a marker
+    // lost in a crash only costs a re-validation at the next start.
+    fs.writeFileSync(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
     this.closed = true;
   }
 
@@ -603,6 +617,13 @@ export class PartitionLog {
 
   private ensureOpen(): void {
     if (this.closed) throw new SluiceError(Errors.KAFKA_STORAGE_ERROR, `log ${this.dir} is closed`, { dir: this.dir });
+  }
+
+  /** Makes the removal of the clean-shutdown marker durable before the first change to the log's bytes. */
+  private beforeChange(): void {
+    if (!this.markerRemovalUnsynced) return;
+    fsyncDir(this.dir);
+    this.markerRemovalUnsynced = false;
   }
 
   /** Runs after every mutation (appends included), so the message is built only on failure. */

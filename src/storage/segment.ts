@@ -85,6 +85,13 @@ export class LogSegment {
   private bytesSinceLastIndexEntry = 0;
   /** Time segment.ms counts from: clock time of the first append, or the first batch's timestamp after a reopen. */
   private rollBaseMs: number | null = null;
+  /**
+   * The log file may differ from what is on disk (appended, truncated, or
+   * opened after a crash): flush() fsyncs it only then. A created file is
+   * empty, so it starts synced; an opened one is synced only once the loader
+   * knows the last run closed it cleanly (markSynced).
+   */
+  private unsynced: boolean;
   private pendingIo = 0;
   private closeRequested = false;
   private fdClosed = false;
@@ -104,6 +111,12 @@ export class LogSegment {
     this._sizeBytes = sizeBytes;
     this._nextOffset = baseOffset;
     this._offsetOfMaxTimestamp = baseOffset;
+    this.unsynced = true;
+  }
+
+  /** The file is known to be on disk as it is (the last run fsynced it and closed cleanly). */
+  markSynced(): void {
+    this.unsynced = false;
   }
 
   /** A new, empty segment; existing files of the same name are replaced. */
@@ -113,7 +126,9 @@ export class LogSegment {
     // close): an empty segment needs none, and a missing index is rebuilt
     // from the log on recovery. Creating thousands of replicas is then one
     // file each, not three.
-    return new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
+    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
+    seg.unsynced = false;
+    return seg;
   }
 
   /**
@@ -164,6 +179,7 @@ export class LogSegment {
     assert(last !== undefined && batches[0]!.baseOffset === this._nextOffset && last.lastOffset - this.baseOffset <= RELATIVE_OFFSET_MAX,
       'append: batches must start at the segment end and fit int32 relative offsets');
     const position = this._sizeBytes;
+    this.unsynced = true;
     writeFully(this.fd, buf, start, end - start, position);
     for (const b of batches) this.indexBatch(position + b.offsetInBuffer - start, b);
     this._sizeBytes = position + (end - start);
@@ -246,6 +262,7 @@ export class LogSegment {
     const hit = this.translateOffset(offset);
     if (hit === null) return 0;
     const removed = this._sizeBytes - hit.position;
+    this.unsynced = true;
     fs.ftruncateSync(this.fd, hit.position);
     this._sizeBytes = hit.position;
     this.offsetIndex.truncateTo(hit.baseOffset);
@@ -325,6 +342,7 @@ export class LogSegment {
     problem ??= scanner.problem;
     const truncatedBytes = this._sizeBytes - validEnd;
     if (truncatedBytes > 0) {
+      this.unsynced = true;
       fs.ftruncateSync(this.fd, validEnd);
       this._sizeBytes = validEnd;
     }
@@ -345,7 +363,10 @@ export class LogSegment {
   /** fsyncs the log and the index files. */
   flush(): void {
     if (this.fdClosed || this.closeRequested) return;
-    fs.fsyncSync(this.fd);
+    if (this.unsynced) {
+      fs.fsyncSync(this.fd);
+      this.unsynced = false;
+    }
     this.offsetIndex.persist(true);
     this.timeIndex.persist(true);
   }
