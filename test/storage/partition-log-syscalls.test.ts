@@ -1,4 +1,6 @@
-// Which fsyncs a log pays at open, close and its first change. Found by the
+// The system calls a log pays on its hot and cold paths.
+//
+// fsyncs at open, close and its first change. Found by the
 // scale bench: with 10,000 replicas a node spent about a minute stopping and
 // tens of seconds starting on one fsync (or three) per log that had not
 // changed. The rules kept: an unchanged log is neither fsynced at close nor at
@@ -13,23 +15,27 @@ import { PartitionLog } from '../../src/storage/partition-log.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { makeBatch, removeDir, tempDir } from './log-test-helpers.js';
 
-/** Counts fs.fsyncSync calls made while `fn` runs (the storage code's only synchronous fsync). */
-function fsyncsDuring(fn: () => void): number {
-  const original = fs.fsyncSync;
+/** Counts calls of fs[name] made while `fn` runs. */
+function callsDuring(name: 'fsyncSync' | 'readSync', fn: () => void): number {
+  const target = fs as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const original = target[name]!;
   let calls = 0;
-  fs.fsyncSync = (fd: number) => {
+  target[name] = (...args: unknown[]) => {
     calls++;
-    original(fd);
+    return original(...args);
   };
   syncBuiltinESMExports();
   try {
     fn();
   } finally {
-    fs.fsyncSync = original;
+    target[name] = original;
     syncBuiltinESMExports();
   }
   return calls;
 }
+
+/** fs.fsyncSync calls made while `fn` runs (the storage code's only synchronous fsync). */
+const fsyncsDuring = (fn: () => void): number => callsDuring('fsyncSync', fn);
 
 describe('PartitionLog fsyncs', () => {
   let dir: string;
@@ -78,5 +84,24 @@ describe('PartitionLog fsyncs', () => {
     expect(log.logEndOffset).to.equal(3);
     log.close();
     expect(open().logEndOffset).to.equal(3);
+  });
+
+  // A 10-record batch cost a leader four read(2) calls per fetch, three of them for headers.
+  it('reads near the end of the log with one read: the batch\'s place is remembered', () => {
+    const log = open();
+    for (let i = 0; i < 50; i++) log.append(makeBatch({ records: 10, valueBytes: 100 }), { leaderEpoch: 0 });
+    let result!: ReturnType<PartitionLog['read']>;
+    expect(callsDuring('readSync', () => { result = log.read(485, 1 << 20, { maxOffset: 495 }); })).to.equal(1);
+    expect(result.firstOffset).to.equal(480);
+    expect(result.nextOffset).to.equal(490);
+    // After a truncation the remembered places are dropped and found again from the file.
+    log.truncateTo(300);
+    log.append(makeBatch({ records: 10, valueBytes: 100 }), { leaderEpoch: 1 });
+    expect(log.read(300, 1 << 20).firstOffset).to.equal(300);
+    expect(log.read(295, 1 << 20).firstOffset).to.equal(290);
+    log.close();
+    const reopened = open();
+    expect(reopened.read(305, 1 << 20).firstOffset).to.equal(300);
+    expect(reopened.read(305, 1 << 20).nextOffset).to.equal(310);
   });
 });
