@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 const SCENARIOS: Record<string, { file: string; what: string; args?: string[] }> = {
+  loopback: { file: 'loopback.bench.js', what: 'the floor: one message on loopback TCP between two Node.js processes, no Sluice' },
   storage: { file: 'storage.bench.js', what: 'partition log append/read vs raw fs.writeSync' },
   'raft-disk': { file: 'raft-disk.bench.js', what: 'Raft log appends with one fsync per batch' },
   raft: { file: 'raft.bench.js', what: '3 voter processes: commit rate, latency, re-election after SIGKILL' },
