@@ -54,5 +54,11 @@ bench-compare: build
 sim: build
 	SLUICE_SIM_SEEDS=$(SEEDS) SLUICE_SIM_SEED=$(SEED) npx mocha --no-config --timeout 0 'dist/test/sim/**/*.sim.js'
 
+# Jepsen-style fault injection (issue 9): `make chaos [SECONDS=600] [SEED=x] [ROUNDS=n] [PROFILE=combined|with-brokers]`.
+# A failing round prints its seed, fault schedule and history path, and exits 1.
+CHAOS_SECONDS := $(or $(SECONDS),600)
+chaos: build
+	node dist/test/chaos/run.js --seconds $(CHAOS_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(filter combined with-brokers,$(PROFILE)),--profile $(PROFILE))
+
 clean:
 	rm -rf dist node_modules data .tmp
