@@ -86,10 +86,11 @@ export function loadLog(p: LoadParams): LoadedLog {
   }
   cache.truncateFromEnd(logEndOffset);
   cache.truncateFromStart(logStartOffset);
-  // A brand-new log has no epochs to record: writing an empty checkpoint
-  // (two fsyncs and a rename) per new replica is what made creating many
-  // partitions slow. A rebuilt cache of an existing log is written.
-  cache.checkpoint(rebuild && (bases.length > 0 || fs.existsSync(path.join(p.dir, LEADER_EPOCH_CHECKPOINT_FILE))));
+  // A log without epochs (brand-new, or never written) has nothing to record:
+  // writing an empty checkpoint (two fsyncs and a rename) per replica is what
+  // made creating, and restarting, many partitions slow. A rebuilt cache with
+  // entries is written, and so is a file that was there but unreadable.
+  cache.checkpoint(rebuild && (cache.all().length > 0 || fs.existsSync(path.join(p.dir, LEADER_EPOCH_CHECKPOINT_FILE))));
   for (const s of state.recovered) s.persistIndexes();
   // The marker's removal is made durable by the log before its first change
   // (PartitionLog.beforeChange), not here: an fsync per log made restarting

@@ -158,7 +158,10 @@ export class LogSegment {
     const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'r+');
     const size = fs.fstatSync(fd).size;
     const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, size);
-    const problem = seg.offsetIndex.loadFromFile() ?? seg.timeIndex.loadFromFile() ?? seg.offsetIndex.sanityProblem(size);
+    const loaded = [seg.offsetIndex.loadFromFile(), seg.timeIndex.loadFromFile()];
+    // An empty segment's index files are written only once they hold entries
+    // (IndexFile.persist): for one, a missing index is what is expected.
+    const problem = loaded.find((p) => p !== null && !(size === 0 && p === 'missing')) ?? seg.offsetIndex.sanityProblem(size);
     return { segment: seg, indexProblem: problem === null ? null : `index of segment ${baseOffset}: ${problem}` };
   }
 
@@ -401,8 +404,19 @@ export class LogSegment {
 
   /** Writes the index files (no fsync). */
   persistIndexes(): void {
+    if (!this.needsIndexFiles()) return;
     this.offsetIndex.persist(false);
     this.timeIndex.persist(false);
+  }
+
+  /**
+   * An empty segment needs no index files (open() accepts them missing):
+   * closing 10,000 new replicas created and fsynced two empty files each.
+   * Stale files left by a truncation to empty fail open()'s sanity check and
+   * are rebuilt.
+   */
+  private needsIndexFiles(): boolean {
+    return !(this._sizeBytes === 0 && this.offsetIndex.entries === 0 && this.timeIndex.entries === 0);
   }
 
   /** fsyncs the log and the index files. */
@@ -412,6 +426,7 @@ export class LogSegment {
       fs.fsyncSync(this.fd);
       this.unsynced = false;
     }
+    if (!this.needsIndexFiles()) return;
     this.offsetIndex.persist(true);
     this.timeIndex.persist(true);
   }
