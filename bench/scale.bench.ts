@@ -291,8 +291,13 @@ async function restart(cluster: ProcessCluster, client: QuorumClient, conns: Bro
 
 async function killBroker(cluster: ProcessCluster, client: QuorumClient, peaks: PeakRss, o: ScaleBenchOptions): Promise<ScaleBenchResult['failover']> {
   const controllerId = (await cluster.waitForLeader(client, { timeoutMs: o.waitTimeoutMs })).id;
-  const victim = cluster.nodes.find((n) => n.id !== controllerId)!;
-  const led = [...ledBy(await describe(client), victim.id)].flatMap(([name, ps]) => ps.map((p) => `${name}/${p}`));
+  // The broker (not the active controller) leading the most partitions: after the restart,
+  // leadership may not have come back to every broker yet, and a victim leading nothing measures nothing.
+  const image = await describe(client);
+  const candidates = cluster.nodes.filter((n) => n.id !== controllerId).map((n) => ({
+    node: n, led: [...ledBy(image, n.id)].flatMap(([name, ps]) => ps.map((p) => `${name}/${p}`)),
+  }));
+  const { node: victim, led } = candidates.reduce((a, b) => (b.led.length > a.led.length ? b : a));
   peaks.sample();
   const killedAt = performance.now();
   await victim.kill('SIGKILL');
