@@ -26,6 +26,7 @@ import type { Rng } from '../../src/util/rng.js';
 import type { CommitOp } from './history.js';
 import { outcomeOf } from './workload-producer.js';
 import type { WorkloadDeps } from './workload.js';
+import { LoopWorker } from './worker.js';
 
 /** Bound on closing a member (leaving the group may wait for an unreachable coordinator). */
 const CLOSE_TIMEOUT_MS = 15_000;
@@ -60,11 +61,8 @@ interface SessionState {
 /** What a group's members may have committed so far, per partition (shared by the group's members). */
 export type GroupCommits = Map<string, number>;
 
-export class ConsumerMember {
+export class ConsumerMember extends LoopWorker {
   readonly counts: ConsumerCounts = { reads: 0, records: 0, seeks: 0, commits: 0, commitsOk: 0, sessions: 0 };
-  private stopped = false;
-  private wake: (() => void) | null = null;
-  private done: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly group: string,
@@ -73,19 +71,11 @@ export class ConsumerMember {
     private readonly deps: WorkloadDeps,
     private readonly settings: ConsumerSettings,
     private readonly rng: Rng,
-  ) {}
-
-  start(): void {
-    this.done = this.loop();
+  ) {
+    super();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.done;
-  }
-
-  private async loop(): Promise<void> {
+  protected async loop(): Promise<void> {
     for (let instance = 1; !this.stopped; instance++) {
       this.counts.sessions++;
       await this.runSession(`${this.group}-m${this.index}.${instance}`, this.rng.range(this.settings.lifetimeMsMin, this.settings.lifetimeMsMax));
@@ -109,18 +99,14 @@ export class ConsumerMember {
     let crashed = false;
     consumer.on('crash', () => {
       crashed = true;
-      this.wake?.();
+      this.wakeUp();
     });
     try {
       await consumer.subscribe({ topics: this.deps.topicNames(), fromBeginning: true });
       await consumer.run({ eachBatch: (p) => this.onBatch(consumer, state, p) });
       const endMs = performance.now() + lifetimeMs;
       while (!this.stopped && !crashed && performance.now() < endMs) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, Math.min(1_000, Math.max(1, endMs - performance.now())));
-        });
-        this.wake = null;
+        await this.pause(Math.min(1_000, Math.max(1, endMs - performance.now())));
       }
     } catch {
       // A session that could not start (the cluster is in a fault): the next one tries again.

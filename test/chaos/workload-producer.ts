@@ -16,6 +16,7 @@ import type { Rng } from '../../src/util/rng.js';
 import type { Outcome, SendOp } from './history.js';
 import { AckTracer, TracingClient } from './ack-tracer.js';
 import type { WorkloadDeps } from './workload.js';
+import { LoopWorker } from './worker.js';
 
 /** Pacing granularity of the send loop. */
 const TICK_MS = 50;
@@ -47,27 +48,16 @@ export function outcomeOf(err: unknown): Outcome {
   return { type: 'unknown', error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
 }
 
-export class ProducerWorker {
+/** stop() stops sending and waits until every send in flight resolved (bounded by the delivery timeout). */
+export class ProducerWorker extends LoopWorker {
   readonly counts: ProducerCounts = { sends: 0, ok: 0, failed: 0, unknown: 0 };
-  private stopped = false;
-  private wake: (() => void) | null = null;
-  private done: Promise<void> = Promise.resolve();
   private readonly tracer = new AckTracer();
 
-  constructor(private readonly index: number, private readonly deps: WorkloadDeps, private readonly settings: ProducerSettings, private readonly rng: Rng) {}
-
-  start(): void {
-    this.done = this.loop();
+  constructor(private readonly index: number, private readonly deps: WorkloadDeps, private readonly settings: ProducerSettings, private readonly rng: Rng) {
+    super();
   }
 
-  /** Stops sending and waits until every send in flight resolved (bounded by the delivery timeout). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.done;
-  }
-
-  private async loop(): Promise<void> {
+  protected async loop(): Promise<void> {
     for (let instance = 1; !this.stopped; instance++) {
       const lifetimeMs = this.rng.range(this.settings.lifetimeMsMin, this.settings.lifetimeMsMax);
       await this.runInstance(`p${this.index}.${instance}`, lifetimeMs);
@@ -113,11 +103,7 @@ export class ProducerWorker {
         });
         inFlight.add(p);
       }
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, TICK_MS);
-      });
-      this.wake = null;
+      await this.pause(TICK_MS);
     }
     await Promise.all(inFlight);
     await producer.close().catch(() => undefined);

@@ -19,6 +19,7 @@ import { waitFor } from '../integration/harness.js';
 import type { AdminOp, HistoryEntry } from './history.js';
 import { ConsumerMember, type ConsumerSettings, type GroupCommits } from './workload-consumer.js';
 import { ProducerWorker, outcomeOf, type ProducerSettings } from './workload-producer.js';
+import { LoopWorker } from './worker.js';
 
 export interface TopicPartition {
   readonly topic: string;
@@ -196,27 +197,16 @@ export class Workload {
 }
 
 /** Creates topics of its own and deletes them again, one operation at a time. */
-class AdminWorker {
+class AdminWorker extends LoopWorker {
   ops = 0;
   ok = 0;
-  private stopped = false;
-  private wake: (() => void) | null = null;
-  private done: Promise<void> = Promise.resolve();
   private readonly live: string[] = [];
 
-  constructor(private readonly prefix: string, private readonly deps: WorkloadDeps, private readonly intervalMs: number, private readonly rng: Rng) {}
-
-  start(): void {
-    this.done = this.loop();
+  constructor(private readonly prefix: string, private readonly deps: WorkloadDeps, private readonly intervalMs: number, private readonly rng: Rng) {
+    super();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.done;
-  }
-
-  private async loop(): Promise<void> {
+  protected async loop(): Promise<void> {
     const client = new Client({ bootstrap: this.deps.bootstrap, clientId: this.prefix, requestTimeoutMs: 10_000, connectTimeoutMs: 3_000, retry: { retries: 3 } });
     const admin = client.admin({ leaderWaitTimeoutMs: 10_000 });
     try {
@@ -230,11 +220,7 @@ class AdminWorker {
           const topic = this.live.shift()!;
           await this.op('delete-topic', topic, () => admin.deleteTopics({ topics: [topic] }));
         }
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, this.intervalMs / 2 + this.rng.int(this.intervalMs));
-        });
-        this.wake = null;
+        await this.pause(this.intervalMs / 2 + this.rng.int(this.intervalMs));
       }
     } finally {
       client.close();
