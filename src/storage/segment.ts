@@ -78,8 +78,10 @@ export interface BatchLocation {
  * this many), so that fetches near the log end — every follower fetch and
  * every caught-up consumer — find their batch without reading headers from
  * the file: a 10-record batch cost a leader four read(2) calls per fetch.
+ * Few are enough (fetches ask for the last few batches) and they cost memory
+ * per busy partition: about 2 KB at this size.
  */
-const RECENT_BATCHES_MAX = 256;
+const RECENT_BATCHES_MAX = 32;
 
 /** Bytes of whole batches read from a segment, and where the last of them starts (-1 if none). */
 export interface SegmentRead {
