@@ -9,15 +9,12 @@
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { argValue, isMain } from './cli-args.js';
-import fs from 'node:fs';
-import { clockTicks } from './suite/proc-stats.js';
+import { clockTicks, cpuTicksOf } from './suite/proc-stats.js';
 
 /** User plus system CPU seconds, and system alone, of a live process (Linux /proc). */
 function cpuSecondsOf(pid: number): { total: number; system: number } {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const [utime, stime] = [Number(rest[11]), Number(rest[12])];
-  return { total: (utime + stime) / clockTicks(), system: stime / clockTicks() };
+  const t = cpuTicksOf(pid);
+  return { total: (t.user + t.system) / clockTicks(), system: t.system / clockTicks() };
 }
 
 export interface LoopbackResult {

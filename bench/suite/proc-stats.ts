@@ -58,13 +58,19 @@ export function clockTicks(): number {
   return clockTicksPerS;
 }
 
+/** User and system CPU time of a live process, in clock ticks (clockTicks() per second), from /proc/PID/stat. Throws when it is gone. */
+export function cpuTicksOf(pid: number): { readonly user: number; readonly system: number } {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // comm may hold spaces and parentheses: the fields start after the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(rest[UTIME_INDEX]), system: Number(rest[STIME_INDEX]) };
+}
+
 /** One reading of a process from /proc; null when it is gone or /proc is missing. */
 export function readProc(pid: number): Sample | null {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm may hold spaces and parentheses: the fields start after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cpuTicks = Number(rest[UTIME_INDEX]) + Number(rest[STIME_INDEX]);
+    const ticks = cpuTicksOf(pid);
+    const cpuTicks = ticks.user + ticks.system;
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (key: string): number | null => {
       const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status);
