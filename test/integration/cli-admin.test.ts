@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { Client } from '../../src/index.js';
 import { waitFor, type ProcessCluster } from './harness.js';
-import { runSluice, type Run } from './cli-kit.js';
+import { sluiceAgainst } from './cli-kit.js';
 import { startBrokerCluster } from './broker-kit.js';
 import type { TopicView } from '../../src/cli/commands/topics.js';
 import type { ClusterStatus } from '../../src/cli/commands/cluster.js';
@@ -19,16 +19,7 @@ describe('sluice topics/configs/cluster on a real 3-node cluster', function () {
   let cluster: ProcessCluster;
   let bootstrap: string;
 
-  /** Runs `sluice ...args --bootstrap <cluster>`. */
-  function sluice(...args: string[]): Promise<Run> {
-    return runSluice([...args, '--bootstrap', bootstrap]);
-  }
-
-  async function ok(...args: string[]): Promise<string> {
-    const r = await sluice(...args);
-    expect(r.status, `sluice ${args.join(' ')}: ${r.stderr}`).to.equal(0);
-    return r.stdout;
-  }
+  const { sluice, ok } = sluiceAgainst(() => bootstrap);
 
   async function json<T>(...args: string[]): Promise<T> {
     return JSON.parse(await ok(...args, '--json')) as T;

@@ -3,6 +3,7 @@
 // must keep draining meanwhile), killed by PID if it outlives its bound.
 
 import { spawn } from 'node:child_process';
+import { expect } from 'chai';
 import { MAIN_JS } from './harness.js';
 
 export interface Run {
@@ -29,4 +30,19 @@ export function runSluice(args: readonly string[], input = ''): Promise<Run> {
     });
     child.stdin.end(input);
   });
+}
+
+/** `sluice` and `ok` for one cluster: every command gets `--bootstrap <bootstrap()>` (read when it runs, so it may be set in before()). */
+export function sluiceAgainst(bootstrap: () => string): {
+  sluice: (...args: string[]) => Promise<Run>;
+  ok: (...args: string[]) => Promise<string>;
+} {
+  const sluice = (...args: string[]): Promise<Run> => runSluice([...args, '--bootstrap', bootstrap()]);
+  /** Runs the command, expects exit 0, returns its stdout. */
+  const ok = async (...args: string[]): Promise<string> => {
+    const r = await sluice(...args);
+    expect(r.status, `sluice ${args.join(' ')}: ${r.stderr}`).to.equal(0);
+    return r.stdout;
+  };
+  return { sluice, ok };
 }

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '../../src/index.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { runSluice, type Run } from './cli-kit.js';
+import { sluiceAgainst } from './cli-kit.js';
 import type { TopicView } from '../../src/cli/commands/topics.js';
 import type { ReassignmentPlan, VerifyResult } from '../../src/cli/commands/reassign.js';
 
@@ -28,16 +28,7 @@ describe('sluice reassign onto a broker added to a running cluster', function ()
   let bootstrap: string;
   let tmp: string;
 
-  /** Runs `sluice ...args --bootstrap <cluster>`. */
-  function sluice(...args: string[]): Promise<Run> {
-    return runSluice([...args, '--bootstrap', bootstrap]);
-  }
-
-  async function ok(...args: string[]): Promise<string> {
-    const r = await sluice(...args);
-    expect(r.status, `sluice ${args.join(' ')}: ${r.stderr}`).to.equal(0);
-    return r.stdout;
-  }
+  const { sluice, ok } = sluiceAgainst(() => bootstrap);
 
   /** Exit `status` with a last stderr line matching `line`. */
   async function fails(status: number, line: RegExp, ...args: string[]): Promise<void> {
