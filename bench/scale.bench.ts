@@ -25,8 +25,8 @@
 //
 // Run: node dist/bench/scale.bench.js [--partitions N] [--session-timeout-ms MS] [--json]
 
-import fs from 'node:fs';
 import { argValue, isMain } from './cli-args.js';
+import { memoryKbOf } from './suite/proc-stats.js';
 import { DEFAULT_CONTROLLER_BENCH, measurePartitions } from './controller.bench.js';
 import { ProcessCluster, waitFor, type NodeProcess } from '../test/integration/harness.js';
 import type { WebSocket } from 'ws';
@@ -163,14 +163,8 @@ const MIB = 1024 * 1024;
 
 /** VmRSS and VmHWM (peak) of a process in bytes, from /proc/PID/status; undefined once it is gone. */
 export function procMemory(pid: number): { rssBytes: number; hwmBytes: number } | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * KIB;
-  return { rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM') };
+  const m = memoryKbOf(pid);
+  return m ? { rssBytes: m.rssKb * KIB, hwmBytes: m.hwmKb * KIB } : undefined;
 }
 
 /** Peak RSS per node id over every process that node has had, sampled on a timer and on demand. */

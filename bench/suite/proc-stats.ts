@@ -66,20 +66,33 @@ export function cpuTicksOf(pid: number): { readonly user: number; readonly syste
   return { user: Number(rest[UTIME_INDEX]), system: Number(rest[STIME_INDEX]) };
 }
 
+/**
+ * Resident memory of a process from /proc/PID/status: VmRSS now and VmHWM (its peak since it started), in KiB.
+ * Null when it is gone, unreadable, or a zombie (exited, not yet reaped: no memory lines).
+ */
+export function memoryKbOf(pid: number): { readonly rssKb: number; readonly hwmKb: number } | null {
+  let status: string;
+  try {
+    status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return null;
+  }
+  const kb = (key: string): number | null => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) : null;
+  };
+  const rssKb = kb('VmRSS');
+  return rssKb === null ? null : { rssKb, hwmKb: kb('VmHWM') ?? rssKb };
+}
+
 /** One reading of a process from /proc; null when it is gone or /proc is missing. */
 export function readProc(pid: number): Sample | null {
   try {
     const ticks = cpuTicksOf(pid);
     const cpuTicks = ticks.user + ticks.system;
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string): number | null => {
-      const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status);
-      return m ? Number(m[1]) : null;
-    };
-    const rssKb = kb('VmRSS');
-    // A zombie (exited, not yet reaped) has no memory lines: it is gone.
-    if (!Number.isFinite(cpuTicks) || rssKb === null) return null;
-    return { cpuTicks, rssKb, hwmKb: kb('VmHWM') ?? rssKb };
+    const memory = memoryKbOf(pid);
+    if (!Number.isFinite(cpuTicks) || memory === null) return null;
+    return { cpuTicks, ...memory };
   } catch {
     return null;
   }
