@@ -2,10 +2,15 @@
 // filling up until they are sealed, plus the buffer memory they hold.
 //
 // A partition's open batch is sealed when its records reach batchBytes, when
-// a record with different acks arrives, when lingerMs has passed since the
-// batch was opened, while a flush is in progress, and while send() callers
-// wait for buffer memory (holding records back then would only make them wait
-// longer). Sealing tells the partitioner, so a sticky partitioner moves on.
+// a record with different acks arrives, when it is sent, while a flush is in
+// progress, and while send() callers wait for buffer memory (holding records
+// back then would only make them wait longer). Once lingerMs has passed since
+// it was opened the batch is *ready*: the next request to its leader takes
+// it. Until a request slot is free it keeps taking appends, as Kafka's
+// accumulator does, so a producer whose requests are all in flight builds
+// bigger batches instead of a queue of small ones (with lingerMs 0 under load
+// that is what keeps batches large and latency flat). Sealing tells the
+// partitioner, so a sticky partitioner moves on.
 //
 // Invariant: a record's reserved bytes go back to the pool exactly once, when
 // its batch is done (acknowledged or failed).
@@ -70,17 +75,26 @@ export class RecordAccumulator {
     if (batch.recordBytes >= this.opts.batchBytes) this.seal(batch);
   }
 
-  /** Seals the open batches that are due; returns the earliest linger deadline still pending (Infinity if none). */
+  /**
+   * Seals every open batch while a flush or a memory waiter asks for it;
+   * returns the earliest linger deadline still to come (Infinity if none),
+   * when an open batch becomes ready to send.
+   */
   sealDue(nowMs: number): number {
     const all = this.flushesInProgress > 0 || this.pool.hasWaiters;
     let next = Infinity;
     for (const q of this.partitions.values()) {
       const open = q.openBatch();
       if (!open) continue;
-      if (all || open.lingerDeadlineMs <= nowMs) this.seal(open);
-      else next = Math.min(next, open.lingerDeadlineMs);
+      if (all) this.seal(open);
+      else if (open.lingerDeadlineMs > nowMs) next = Math.min(next, open.lingerDeadlineMs);
     }
     return next;
+  }
+
+  /** No more appends to `batch`: it goes out in a request now, or fails (a ready open batch is sealed here). */
+  sealNow(batch: ProducerBatch): void {
+    if (!batch.sealed) this.seal(batch);
   }
 
   /** Marks a batch done: its memory goes back to the pool and flush() waiters learn of it. */

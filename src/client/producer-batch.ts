@@ -4,8 +4,8 @@
 // without a broker.
 //
 // A partition has a queue of batches not yet acknowledged and not in flight
-// (the last one may still be open for appends) and a list of batches in
-// flight. Every batch gets an *ordinal* when it is created; both lists stay in
+// (the last one may still be open for appends, until it is sent) and a list
+// of batches in flight. Every batch gets an *ordinal* when it is created; both lists stay in
 // ordinal order, and a batch that comes back for a retry is put back in its
 // ordinal place. Batches are only ever sent from the head of the queue, so
 // the batches ever sent are a prefix of the ordinals.
@@ -91,7 +91,7 @@ export class ProducerBatch {
   readonly records: PendingRecord[] = [];
   /** Estimated bytes of the records (what batchBytes is compared with). */
   recordBytes = 0;
-  /** No more appends: the batch is full, its linger passed, or a flush asked for it. */
+  /** No more appends: the batch is full or sent, or a flush asked for it. */
   sealed = false;
   /** The identity and first sequence the bytes carry once the batch was first sent (idempotent producers). */
   identity: ProducerIdentity | null = null;
@@ -113,7 +113,7 @@ export class ProducerBatch {
     readonly partition: number,
     readonly acks: Acks,
     readonly ordinal: number,
-    /** Monotonic ms at which an open batch is sealed even if not full. */
+    /** Monotonic ms from which the batch may be sent even if not full (it takes appends until it is). */
     readonly lingerDeadlineMs: number,
     /** Monotonic ms after which the batch fails rather than being (re)sent. */
     readonly deliveryDeadlineMs: number,
@@ -125,6 +125,11 @@ export class ProducerBatch {
 
   get hasSequence(): boolean {
     return this.baseSequence !== NO_SEQUENCE;
+  }
+
+  /** Whether the batch may go in a request now: sealed, or open with its linger passed. */
+  isReady(nowMs: number): boolean {
+    return this.sealed || this.lingerDeadlineMs <= nowMs;
   }
 
   /** Forgets the identity and sequence (the batch is known not appended): it is sent again as a new batch. */
@@ -209,7 +214,7 @@ export class PartitionQueue {
    */
   sendable(nowMs: number, identity: { readonly ready: boolean; readonly renewing: boolean }): ProducerBatch | null {
     const head = this.queue[0];
-    if (!head || !head.sealed || head.retryAtMs > nowMs) return null;
+    if (!head || !head.isReady(nowMs) || head.retryAtMs > nowMs) return null;
     if (!this.idempotent) return head;
     if (head.reencode) return null; // waits for the new identity
     if (head.hasSequence) return this.inFlight.length === 0 ? head : null; // a retry goes alone, in order
@@ -225,7 +230,7 @@ export class PartitionQueue {
     return Math.min(this.inFlight[0]?.ordinal ?? Infinity, queued);
   }
 
-  /** Moves the head batch in flight; a new batch of an idempotent producer takes the next sequence. */
+  /** Moves the head batch (sealed for the send by the caller) in flight; a new batch of an idempotent producer takes the next sequence. */
   markSent(batch: ProducerBatch, identity: ProducerIdentity | null): void {
     assert(this.queue[0] === batch && batch.sealed, 'only the sealed head batch is sent');
     this.queue.shift();

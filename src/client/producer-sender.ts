@@ -3,7 +3,7 @@
 // producer-batch.ts (complete, retry in order, re-encode under a new
 // identity, or fail).
 //
-// One drain pass: seal batches whose linger passed; fail queued batches past
+// One drain pass: seal open batches a flush or a memory waiter asks for; fail queued batches past
 // their delivery timeout; obtain or renew the producer identity (idempotent
 // producers: InitProducerId through any broker); then build produce requests
 // — one per (leader broker, acks), holding at most one batch per partition
@@ -121,7 +121,7 @@ export class Sender {
       const plans = new Map<string, RequestPlan>();
       for (const q of this.deps.acc.partitions.values()) {
         const head = q.queue[0];
-        if (head?.sealed && head.retryAtMs > now) next = Math.min(next, head.retryAtMs);
+        if (head?.isReady(now) && head.retryAtMs > now) next = Math.min(next, head.retryAtMs);
         const batch = q.sendable(now, identity);
         if (!batch) continue;
         const leader = this.leaderOf(q.topic, q.partition);
@@ -131,6 +131,7 @@ export class Sender {
         }
         const plan = this.planFor(plans, leader, batch);
         if (!plan) continue;
+        this.deps.acc.sealNow(batch);
         q.markSent(batch, this.identity);
         plan.batches.push(batch);
         plan.bytes += this.sizeOf(batch);
@@ -255,11 +256,13 @@ export class Sender {
     for (const q of this.deps.acc.partitions.values()) {
       for (let i = 0; i < q.queue.length;) {
         const batch = q.queue[i]!;
-        if (!batch.sealed || batch.deliveryDeadlineMs > now) {
-          if (batch.sealed) next = Math.min(next, batch.deliveryDeadlineMs);
+        // An open batch counts from its linger on: from then it is only waiting for a request slot.
+        if (!batch.isReady(now) || batch.deliveryDeadlineMs > now) {
+          if (batch.isReady(now)) next = Math.min(next, batch.deliveryDeadlineMs);
           i++;
           continue;
         }
+        this.deps.acc.sealNow(batch);
         q.queue.splice(i, 1);
         if (batch.hasSequence) this.renewNeeded = true;
         const last = batch.lastError ?? this.lastInitError;

@@ -81,10 +81,12 @@ describe('client: producer batch rules', () => {
     expect(without.inFlight.length, 'without idempotence the connection limit applies, not this one').to.equal(8);
   });
 
-  it('does not send an open batch, or a retry before its backoff', () => {
+  it('does not send an open batch before its linger, or a retry before its backoff', () => {
     const q = new PartitionQueue('t', 0, true);
-    const open = q.newBatch(-1, 0, 1000);
-    expect(q.sendable(0, ready)).to.equal(null);
+    const open = q.newBatch(-1, 10, 1000);
+    expect(q.sendable(9, ready), 'open, linger to come').to.equal(null);
+    expect(q.sendable(10, ready), 'open, linger passed: ready').to.equal(open);
+    expect(q.openBatch(), 'a ready batch still takes appends until it is sent').to.equal(open);
     open.sealed = true;
     open.retryAtMs = 50;
     expect(q.sendable(49, ready)).to.equal(null);

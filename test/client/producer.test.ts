@@ -116,6 +116,36 @@ describe('client: Producer', function () {
     expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([1, 3]);
   });
 
+  it('with lingerMs 0, keeps filling the ready batch while every request slot is busy (as Kafka does)', async () => {
+    await setup({ lingerMs: 0, maxInFlightRequestsPerConnection: 1 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    cluster.onProduce = () => ({ kind: 'delay', until: gate });
+    const first = producer.send({ topic: 't', messages: [{ value: 'r0' }] });
+    await waitFor('the first batch at the broker', () => cluster.events.length === 1);
+    const later: Array<Promise<RecordMetadata[]>> = [];
+    for (let i = 1; i <= 5; i++) {
+      later.push(producer.send({ topic: 't', messages: [{ value: `r${i}` }] }));
+      await settle(); // each send gets its own drain passes: the batch is ready, but no slot is free
+    }
+    expect(cluster.events).to.have.length(1);
+    open();
+    const offsets = [...(await first), ...(await Promise.all(later)).flat()].map((r) => r.offset);
+    expect(offsets).to.deep.equal([0, 1, 2, 3, 4, 5]);
+    expect(cluster.events.map((e) => e.header.recordCount), 'one batch of what waited, not five of one').to.deep.equal([1, 5]);
+    expect(values('t', 0)).to.deep.equal(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+  });
+
+  it('fails a ready batch still waiting for a request slot once deliveryTimeoutMs passes', async () => {
+    await setup({ lingerMs: 0, maxInFlightRequestsPerConnection: 1, deliveryTimeoutMs: 300, ackTimeoutMs: 100 });
+    cluster.onProduce = () => ({ kind: 'delay', until: new Promise<void>(() => undefined) });
+    const stuck = producer.send({ topic: 't', messages: [{ value: 'r0' }] });
+    await waitFor('the first batch at the broker', () => cluster.events.length === 1);
+    const waiting = producer.send({ topic: 't', messages: [{ value: 'r1' }] });
+    expectCode(await rejection(waiting), Errors.REQUEST_TIMED_OUT);
+    expectCode(await rejection(stuck), Errors.REQUEST_TIMED_OUT);
+  });
+
   it('makes send() wait while the buffer is full, and fails it after maxBlockMs', async () => {
     await setup({ bufferBytesMax: 3 * RECORD_BYTES, batchBytes: RECORD_BYTES, lingerMs: 0 });
     let open!: () => void;
