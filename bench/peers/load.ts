@@ -119,11 +119,11 @@ export function stampedValue(filler: Buffer): Buffer {
   return value;
 }
 
-/** Milliseconds since the send time stamped in the value that starts at `offset` of `bytes`. */
-export function latencyOfMs(bytes: Uint8Array, offset = 0): number {
+/** The send time (nowMs() clock) stamped in the value that starts at `offset` of `bytes`. */
+export function sentAtMs(bytes: Uint8Array, offset = 0): number {
   assert(offset + STAMP_BYTES <= bytes.length, 'value too short for a send time');
   const view = new DataView(bytes.buffer, bytes.byteOffset + offset, STAMP_BYTES);
-  return nowMs() - view.getFloat64(0, true);
+  return view.getFloat64(0, true);
 }
 
 /** The performance.now() reading `seconds` from now, for a loop's time bound. */

@@ -38,9 +38,9 @@ import path from 'node:path';
 import { AckPolicy, DeliverPolicy, StorageType, connect, createInbox, type JetStreamManager, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { freePorts } from '../../test/integration/harness.js';
 import { assert } from '../../src/util/assert.js';
-import { ThroughputMeter, latencyHistogram, latencyResult, randomValues, recordMs } from '../suite/measure.js';
+import { LatencyRecorder, ThroughputMeter, nowMs, randomValues } from '../suite/measure.js';
 import type { Availability, ConsumeSpec, Deployment, E2eSpec, LatencyResult, ProduceSpec, Progress, ThroughputResult } from '../suite/types.js';
-import { BoundedWait, InFlightWindow, Tally, deadlineAfter, latencyOfMs, sendPaced, splitRecords, stampedValue } from './load.js';
+import { BoundedWait, InFlightWindow, Tally, deadlineAfter, sendPaced, sentAtMs, splitRecords, stampedValue } from './load.js';
 import { ServerProcess, binaryVersion, findBinary, removeDir, waitForValue } from './server-process.js';
 
 const BINARY = 'nats-server';
@@ -195,7 +195,7 @@ class NatsDeployment implements Deployment {
   async e2e(spec: E2eSpec, progress: Progress): Promise<LatencyResult> {
     await this.freshStream();
     this.streamUsed = true;
-    const histogram = latencyHistogram();
+    const latencies = new LatencyRecorder();
     const fillers = randomValues(VALUE_POOL, spec.valueBytes);
     const name = await this.addPullConsumer();
     const [pubConn, subConn] = await Promise.all([connect({ servers: this.leaderUrl }), connect({ servers: this.leaderUrl })]);
@@ -204,7 +204,7 @@ class NatsDeployment implements Deployment {
     let drained: BoundedWait | undefined;
     const publisher = new AckedPublisher(pubConn, E2E_WINDOW, () => undefined);
     const reader = new PullReader(subConn, name, E2E_BATCH_MESSAGES, (data) => {
-      recordMs(histogram, latencyOfMs(data));
+      latencies.record(sentAtMs(data), nowMs());
       received++;
       if ((received & 511) === 0) progress(received);
       if (drained && received >= publisher.acked) drained.finish();
@@ -215,7 +215,8 @@ class NatsDeployment implements Deployment {
     try {
       reader.start();
       let next = 0;
-      const run = await sendPaced(spec.ratePerS, spec.seconds, (due) => {
+      latencies.start(spec.warmupSeconds);
+      const run = await sendPaced(spec.ratePerS, spec.warmupSeconds + spec.seconds, (due) => {
         let n = 0;
         for (; n < due && publisher.hasRoom(); n++) publisher.publish(`${STREAM}.e2e`, stampedValue(fillers[next++ & (VALUE_POOL - 1)]!));
         return n;
@@ -226,7 +227,7 @@ class NatsDeployment implements Deployment {
       if (received >= publisher.acked) drained.finish();
       await drained.done;
       progress(received);
-      return latencyResult(histogram, spec.ratePerS, received, run.seconds);
+      return latencies.result(spec, run.seconds);
     } finally {
       drained?.finish();
       reader.stop();

@@ -30,9 +30,9 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { freePorts } from '../../test/integration/harness.js';
 import { assert } from '../../src/util/assert.js';
-import { ThroughputMeter, latencyHistogram, latencyResult, randomValues, recordMs } from '../suite/measure.js';
+import { LatencyRecorder, ThroughputMeter, nowMs, randomValues } from '../suite/measure.js';
 import type { Availability, ConsumeSpec, Deployment, E2eSpec, LatencyResult, ProduceSpec, Progress, ThroughputResult } from '../suite/types.js';
-import { InFlightWindow, Tally, deadlineAfter, latencyOfMs, sendPaced, splitRecords, stampedValue, withTimeout } from './load.js';
+import { InFlightWindow, Tally, deadlineAfter, sendPaced, sentAtMs, splitRecords, stampedValue, withTimeout } from './load.js';
 import { ReplySink, RespClient, arrayHeaderBytes, bulkBytes, encodeCommand, encodeValueCommands, writeBulk } from './resp.js';
 import { ServerProcess, binaryVersion, findBinary, removeDir, waitForValue } from './server-process.js';
 
@@ -154,7 +154,7 @@ class RedisDeployment implements Deployment {
 
   async e2e(spec: E2eSpec, progress: Progress): Promise<LatencyResult> {
     await this.requireAdmin().del(STREAM);
-    const histogram = latencyHistogram();
+    const latencies = new LatencyRecorder();
     const fillers = randomValues(VALUE_POOL, spec.valueBytes);
     const [pub, sub] = await this.connectAll(2) as [RespClient, RespClient];
     const window = new InFlightWindow(E2E_PIPELINES_IN_FLIGHT);
@@ -163,10 +163,11 @@ class RedisDeployment implements Deployment {
     let next = 0;
     try {
       const reading = readTail(sub, state, (buf, start) => {
-        recordMs(histogram, latencyOfMs(buf, start));
+        latencies.record(sentAtMs(buf, start), nowMs());
         if ((++state.received & 511) === 0) progress(state.received);
       }).catch(fail);
-      const run = await sendPaced(spec.ratePerS, spec.seconds, (due) => {
+      latencies.start(spec.warmupSeconds);
+      const run = await sendPaced(spec.ratePerS, spec.warmupSeconds + spec.seconds, (due) => {
         if (!window.hasRoom() || state.failure !== undefined) return 0;
         const n = Math.min(due, PIPELINE_RECORDS);
         const batch = Array.from({ length: n }, () => stampedValue(fillers[next++ & (VALUE_POOL - 1)]!));
@@ -183,7 +184,7 @@ class RedisDeployment implements Deployment {
       await reading;
       if (state.failure !== undefined) throw state.failure;
       progress(state.received);
-      return latencyResult(histogram, spec.ratePerS, state.received, run.seconds);
+      return latencies.result(spec, run.seconds);
     } finally {
       state.sending = false;
       pub.close();

@@ -4,7 +4,7 @@
 // the paths on stdout; progress goes to stderr.
 //
 // Overrides for a custom size: --records N, --seconds S, --rates R1,R2,
-// --e2e-seconds S, --parallel N (0 leaves out the parallel produce and the
+// --e2e-seconds S, --e2e-warmup-seconds S, --parallel N (0 leaves out the parallel produce and the
 // group consume). `--render FILE.json` runs nothing: it writes the .md and
 // .html of an earlier results file next to it (after a report change).
 // Exit code: 0 when every workload ran, 1 when one failed (a missed target
@@ -29,7 +29,7 @@ export interface CompareArgs {
 
 class UsageError extends Error {}
 
-const FLAGS = new Set(['--profile', '--systems', '--out', '--records', '--seconds', '--rates', '--e2e-seconds', '--parallel', '--render']);
+const FLAGS = new Set(['--profile', '--systems', '--out', '--records', '--seconds', '--rates', '--e2e-seconds', '--e2e-warmup-seconds', '--parallel', '--render']);
 
 /** Parses the flags (each `--name value` or `--name=value`); throws UsageError naming the problem. */
 export function parseCompareArgs(argv: readonly string[]): CompareArgs {
@@ -61,6 +61,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareArgs {
     records: count('--records', 1) ?? base.records,
     seconds: count('--seconds', 1) ?? base.seconds,
     e2eSeconds: count('--e2e-seconds', 1) ?? base.e2eSeconds,
+    e2eWarmupSeconds: count('--e2e-warmup-seconds', 0) ?? base.e2eWarmupSeconds ?? 0,
     parallel: count('--parallel', 0) ?? base.parallel,
     e2eRates: rates ?? base.e2eRates,
   };

@@ -70,6 +70,39 @@ export function latencyResult(h: hdr.Histogram, ratePerS: number, records: numbe
 }
 
 /**
+ * The e2e latencies of one run, the same way for every system: each record
+ * carries its send time, and only records sent after the warm-up (which
+ * begins when sending does, at start()) are measured. Before start() nothing
+ * is measured.
+ */
+export class LatencyRecorder {
+  readonly histogram = latencyHistogram();
+  /** Records received, warm-up included (what a drain waits for). */
+  received = 0;
+  /** Records received that were sent after the warm-up. */
+  measured = 0;
+  private measureFromMs = Infinity;
+
+  /** Sending starts now; records sent in the next `warmupSeconds` are received but not measured. */
+  start(warmupSeconds: number): void {
+    this.measureFromMs = nowMs() + warmupSeconds * 1000;
+  }
+
+  /** One record sent at `sentMs` (nowMs() clock) arrived at `arrivedMs`. */
+  record(sentMs: number, arrivedMs: number): void {
+    this.received++;
+    if (sentMs < this.measureFromMs) return;
+    this.measured++;
+    recordMs(this.histogram, arrivedMs - sentMs);
+  }
+
+  /** The result of the measured part: `sentSeconds` is how long sending ran, warm-up included. */
+  result(spec: { readonly ratePerS: number; readonly warmupSeconds: number }, sentSeconds: number): LatencyResult {
+    return latencyResult(this.histogram, spec.ratePerS, this.measured, Math.max(1e-6, sentSeconds - spec.warmupSeconds));
+  }
+}
+
+/**
  * Fixed-rate sending: how many records are due now so that `ratePerS` is kept
  * on average since start. Sending in small bursts each tick (not one timer per
  * record) keeps the offered rate even when timers fire late.

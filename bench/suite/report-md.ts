@@ -234,7 +234,8 @@ export function renderMarkdown(r: SuiteResults): string {
     `## Benchmark comparison — profile ${r.profile.name}`, '',
     `Machine: ${describeMachine(r.machine)}.`,
     `Run: ${r.startedAt} → ${r.finishedAt} (${r.durationS} s). Produce/consume: up to ${num(r.profile.records)} records or ${r.profile.seconds} s each; `
-      + `e2e: ${r.profile.e2eRates.map(num).join(', ')} rec/s for ${r.profile.e2eSeconds} s each.`,
+      + `e2e: ${r.profile.e2eRates.map(num).join(', ')} rec/s for ${r.profile.e2eSeconds} s each`
+      + `${r.profile.e2eWarmupSeconds ? ` after ${r.profile.e2eWarmupSeconds} s of warm-up at the same rate (sent, not measured)` : ''}.`,
     '',
     ...pairingTables(r).flatMap((t) => [markdownTable(t), '']),
     markdownTable(targetsTable(r)), '',

@@ -25,10 +25,16 @@ export interface ConsumeSpec {
   readonly consumers: number;
 }
 
-/** A producer at a fixed offered rate for a fixed time; a consumer timestamps each arrival. */
+/**
+ * A producer at a fixed offered rate for a fixed time; a consumer timestamps
+ * each arrival. The first `warmupSeconds` are sent at the same rate but not
+ * measured: they time JIT compilation and connection set-up, not the steady
+ * state (every system gets the same warm-up).
+ */
 export interface E2eSpec {
   readonly ratePerS: number;
   readonly seconds: number;
+  readonly warmupSeconds: number;
   readonly valueBytes: number;
 }
 

@@ -55,7 +55,7 @@ async function exercise(d: Deployment): Promise<void> {
     const grouped = await d.consume({ records: produced2.records, seconds: SECONDS, consumers: 2 }, () => undefined);
     expect(grouped.records, 'a two-member group reads everything back').to.equal(RECORDS);
 
-    const latency = await d.e2e({ ratePerS: E2E_RATE_PER_S, seconds: E2E_SECONDS, valueBytes: VALUE_BYTES }, () => undefined);
+    const latency = await d.e2e({ ratePerS: E2E_RATE_PER_S, seconds: E2E_SECONDS, warmupSeconds: 1, valueBytes: VALUE_BYTES }, () => undefined);
     expect(latency.records).to.be.greaterThan(0);
     expect(latency.p50Ms).to.be.greaterThan(0);
     expect(latency.p99Ms).to.be.at.least(latency.p50Ms);

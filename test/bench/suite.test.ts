@@ -11,7 +11,7 @@ import { planWorkloads, type Profile, type SuiteResults } from '../../bench/suit
 import { isAlive, runSuite } from '../../bench/suite/runner.js';
 
 const TINY: Profile = {
-  name: 'tiny', records: 5_000, seconds: 20, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3, e2eRates: [1_000], e2eSeconds: 1,
+  name: 'tiny', records: 5_000, seconds: 20, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3, e2eRates: [1_000], e2eSeconds: 1, e2eWarmupSeconds: 1,
 };
 
 describe('bench suite: runner end to end (Sluice RF=1, tiny profile)', function () {
