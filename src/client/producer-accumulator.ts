@@ -24,6 +24,8 @@ import type { ResolvedProducerOptions } from './producer-options.js';
 
 export class RecordAccumulator {
   readonly partitions = new Map<string, PartitionQueue>();
+  /** The same queues by topic and partition index: looked up per record without building a key string. */
+  private readonly byTopic = new Map<string, PartitionQueue[]>();
   readonly pool: BufferPool;
   private flushesInProgress = 0;
   private readonly doneListeners = new Map<ProducerBatch, Array<() => void>>();
@@ -37,24 +39,30 @@ export class RecordAccumulator {
   }
 
   queueFor(topic: string, partition: number): PartitionQueue {
-    const key = `${topic}\u0000${partition}`;
-    let q = this.partitions.get(key);
+    let queues = this.byTopic.get(topic);
+    if (!queues) this.byTopic.set(topic, (queues = []));
+    let q = queues[partition];
     if (!q) {
       q = new PartitionQueue(topic, partition, this.opts.idempotent);
-      this.partitions.set(key, q);
+      queues[partition] = q;
+      this.partitions.set(`${topic}\u0000${partition}`, q);
     }
     return q;
   }
 
+  private existingQueue(topic: string, partition: number): PartitionQueue | undefined {
+    return this.byTopic.get(topic)?.[partition];
+  }
+
   /** Whether a record of `bytes` would open a new batch because the partition's open batch cannot take it. */
   openBatchRefuses(topic: string, partition: number, acks: Acks, bytes: number): boolean {
-    const open = this.partitions.get(`${topic}\u0000${partition}`)?.openBatch();
+    const open = this.existingQueue(topic, partition)?.openBatch();
     return open !== undefined && !this.fits(open, acks, bytes);
   }
 
   /** Seals the partition's open batch, if any. */
   sealOpen(topic: string, partition: number): void {
-    const open = this.partitions.get(`${topic}\u0000${partition}`)?.openBatch();
+    const open = this.existingQueue(topic, partition)?.openBatch();
     if (open) this.seal(open);
   }
 

@@ -10,7 +10,7 @@
 //
 // Invariant: 0 <= usedBytes <= bytesMax.
 
-import { assert } from '../util/assert.js';
+import { AssertionError, assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 
 interface Waiter {
@@ -42,7 +42,8 @@ export class BufferPool {
    * than the whole pool can never be granted and throws MESSAGE_TOO_LARGE.
    */
   reserve(bytes: number, waitMs: number): Promise<void> | null {
-    assert(Number.isSafeInteger(bytes) && bytes > 0, `bad reservation ${bytes}`);
+    // Per record: the message is built only on failure.
+    if (!(Number.isSafeInteger(bytes) && bytes > 0)) throw new AssertionError(`bad reservation ${bytes}`);
     if (bytes > this.bytesMax) {
       throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds the producer's bufferBytesMax ${this.bytesMax}`);
     }

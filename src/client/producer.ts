@@ -25,11 +25,12 @@ import type { RecordInput } from '../storage/record-batch.js';
 import { RECORD_BATCH_HEADER_BYTES } from '../storage/batch-header.js';
 import { sleep, type Client, type TopicInfo } from './client.js';
 import { toRecordInput, type Message } from './records.js';
-import { DefaultPartitioner, type Partitioner } from './partitioners.js';
+import { DefaultPartitioner, type Partitioner, type PartitionerInput } from './partitioners.js';
 import { RecordAccumulator } from './producer-accumulator.js';
 import type { Acks, RecordMetadata } from './producer-batch.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { Sender } from './producer-sender.js';
+import { SendResults } from './producer-results.js';
 
 export type { ProducerOptions } from './producer-options.js';
 export type { RecordMetadata, Acks } from './producer-batch.js';
@@ -93,13 +94,14 @@ export class Producer {
   async sendBatch(req: ProducerBatchRecord): Promise<RecordMetadata[]> {
     const acks = this.checkAcks(req.acks);
     if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
-    const results: Array<Promise<RecordMetadata>> = [];
+    const results = new SendResults();
     const appended = this.appendChain.then(async () => {
       for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
     });
     this.appendChain = appended.catch(() => undefined);
     await appended;
-    return Promise.all(results);
+    results.close();
+    return results.done;
   }
 
   /** Sends everything buffered now, ignoring linger, and resolves once all of it is acknowledged or failed. */
@@ -128,14 +130,17 @@ export class Producer {
     return a;
   }
 
-  private async appendTopic(topic: string, messages: readonly ProducerMessage[], acks: Acks, out: Array<Promise<RecordMetadata>>): Promise<void> {
+  private async appendTopic(topic: string, messages: readonly ProducerMessage[], acks: Acks, out: SendResults): Promise<void> {
     if (typeof topic !== 'string' || topic.length === 0) throw new SluiceError(Errors.INVALID_TOPIC, 'topic must be a non-empty string');
     if (!Array.isArray(messages)) throw new SluiceError(Errors.INVALID_REQUEST, 'messages must be an array');
     if (messages.length === 0) return;
     const deadlineMs = this.clock.monotonicMs() + this.opts.maxBlockMs;
     let info = await this.topicInfo(topic, deadlineMs);
+    // Per call, not per record: what the partitioner is asked, and the default timestamp (read again after a wait).
+    let choice = partitionerInput(topic, info);
+    let nowMs = this.clock.nowMs();
     for (const m of messages) {
-      const record = this.toRecord(m);
+      const record = this.toRecord(m, nowMs);
       const bytes = estimateRecordBytes(record);
       if (RECORD_BATCH_HEADER_BYTES + bytes > this.opts.requestBytesMax) {
         throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds requestBytesMax ${this.opts.requestBytesMax}`, { topic });
@@ -145,41 +150,41 @@ export class Producer {
         this.sender.wake(); // let buffered batches go: they free the memory
         await wait;
         info = this.client.cachedTopic(topic) ?? info;
+        choice = partitionerInput(topic, info);
+        nowMs = this.clock.nowMs();
       }
       let partition: number;
       try {
-        if (m.partition !== undefined && m.partition >= info.partitions.length) info = await this.client.topic(topic, { refresh: true }); // created since?
-        partition = this.partitionFor(topic, m, record.key ?? null, info, acks, bytes);
+        if (m.partition !== undefined && m.partition >= info.partitions.length) { // created since?
+          info = await this.client.topic(topic, { refresh: true });
+          choice = partitionerInput(topic, info);
+        }
+        partition = this.partitionFor(m, record.key ?? null, choice, acks, bytes);
       } catch (err) {
         this.acc.pool.release(bytes);
         throw err;
       }
-      out.push(this.enqueue(topic, partition, acks, record, bytes));
+      this.acc.append(topic, partition, acks, out.add(record, bytes));
     }
     this.sender.wake();
   }
 
-  private enqueue(topic: string, partition: number, acks: Acks, record: RecordInput, bytes: number): Promise<RecordMetadata> {
-    const p = new Promise<RecordMetadata>((resolve, reject) => this.acc.append(topic, partition, acks, { record, bytes, resolve, reject }));
-    p.catch(() => undefined); // send() reports failures; a record failing after an earlier one rejected send() is not "unhandled"
-    return p;
-  }
-
-  private toRecord(m: ProducerMessage): RecordInput {
+  private toRecord(m: ProducerMessage, nowMs: number): RecordInput {
     if (m === null || typeof m !== 'object') throw new SluiceError(Errors.INVALID_REQUEST, 'a message must be an object');
-    const headers = m.headers === undefined ? [] : Array.isArray(m.headers)
-      ? (m.headers as ReadonlyArray<{ key: unknown; value: unknown }>).map((h) => {
-        if (typeof h?.key !== 'string') throw new SluiceError(Errors.INVALID_REQUEST, 'a header key must be a string');
-        return [`header ${h.key}`, h.value] as const;
-      })
-      : Object.entries(m.headers).map(([k, v]) => [`header ${k}`, v] as const);
-    for (const [what, v] of [['key', m.key], ['value', m.value], ...headers] as const) {
-      if (v !== undefined && v !== null && typeof v !== 'string' && !(v instanceof Uint8Array)) {
-        throw new SluiceError(Errors.INVALID_REQUEST, `message ${what} must be a string, a Uint8Array or null`);
+    checkBytes('key', m.key);
+    checkBytes('value', m.value);
+    if (m.headers !== undefined) {
+      if (Array.isArray(m.headers)) {
+        for (const h of m.headers as ReadonlyArray<{ key: unknown; value: unknown }>) {
+          if (typeof h?.key !== 'string') throw new SluiceError(Errors.INVALID_REQUEST, 'a header key must be a string');
+          checkBytes(`header ${h.key}`, h.value);
+        }
+      } else {
+        for (const [k, v] of Object.entries(m.headers)) checkBytes(`header ${k}`, v);
       }
     }
     if (m.timestamp !== undefined && !Number.isSafeInteger(m.timestamp)) throw new SluiceError(Errors.INVALID_TIMESTAMP, `bad timestamp ${String(m.timestamp)}`);
-    return toRecordInput(m, this.clock.nowMs());
+    return toRecordInput(m, nowMs);
   }
 
   /** Topic metadata, waiting (until the deadline) for a topic being created. */
@@ -195,15 +200,14 @@ export class Producer {
     }
   }
 
-  private partitionFor(topic: string, m: ProducerMessage, key: Uint8Array | null, info: TopicInfo, acks: Acks, bytes: number): number {
-    const count = info.partitions.length;
+  private partitionFor(m: ProducerMessage, key: Uint8Array | null, choice: KeylessInput, acks: Acks, bytes: number): number {
+    const { topic, partitionCount: count } = choice;
     if (m.partition !== undefined) {
       if (!Number.isSafeInteger(m.partition) || m.partition < 0) throw new SluiceError(Errors.INVALID_PARTITIONS, `bad partition ${m.partition}`, { topic });
       if (m.partition >= count) throw new SluiceError(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic} has no partition ${m.partition}`, { topic, partition: m.partition });
       return m.partition;
     }
-    const available = info.partitions.filter((p) => p !== undefined && p.leader >= 0).map((p) => p.partition);
-    const input = { topic, key, partitionCount: count, availablePartitions: available };
+    const input: PartitionerInput = key === null ? choice : { ...choice, key };
     let partition = this.partitioner.partition(input);
     if (key === null && this.acc.openBatchRefuses(topic, partition, acks, bytes)) {
       // KIP-480: the sticky batch is full — close it so the sticky partition moves on, and ask again.
@@ -217,9 +221,23 @@ export class Producer {
   }
 }
 
+/** The partitioner's input for a keyless record of `topic` (keyed ones add their key). */
+type KeylessInput = PartitionerInput & { readonly key: null };
+
+function partitionerInput(topic: string, info: TopicInfo): KeylessInput {
+  const available = info.partitions.filter((p) => p !== undefined && p.leader >= 0).map((p) => p.partition);
+  return { topic, key: null, partitionCount: info.partitions.length, availablePartitions: available };
+}
+
+function checkBytes(what: string, v: unknown): void {
+  if (v !== undefined && v !== null && typeof v !== 'string' && !(v instanceof Uint8Array)) {
+    throw new SluiceError(Errors.INVALID_REQUEST, `message ${what} must be a string, a Uint8Array or null`);
+  }
+}
+
 /** An upper bound of the record's encoded size (what batchBytes and the buffer memory count). */
 export function estimateRecordBytes(r: RecordInput): number {
   let n = RECORD_FRAMING_BYTES + (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  for (const h of r.headers ?? []) n += HEADER_FRAMING_BYTES + Buffer.byteLength(h.key, 'utf8') + (h.value?.length ?? 0);
+  if (r.headers) for (const h of r.headers) n += HEADER_FRAMING_BYTES + Buffer.byteLength(h.key, 'utf8') + (h.value?.length ?? 0);
   return n;
 }

@@ -60,20 +60,21 @@ export function decodeFetchedRecords(records: Uint8Array, fetchOffset: number): 
   const out: ConsumedRecord[] = [];
   for (const batch of decodeRecordBatches(toBuffer(records))) {
     if ((batch.header.attributes & CONTROL_FLAG_MASK) !== 0) continue;
-    for (const r of batch.records) {
-      if (r.offset < fetchOffset) continue;
-      out.push({ offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers });
-    }
+    // The decoded records themselves (a ConsumedRecord is what they hold, less `attributes`): no copy per record.
+    for (const r of batch.records) if (r.offset >= fetchOffset) out.push(r);
   }
   return out;
 }
 
 /**
  * One message as the batch codec's input (what the Producer accumulates):
- * strings become UTF-8 Buffers, binary stays a view (not a copy).
+ * strings become UTF-8 Buffers, binary stays a view (not a copy). A message
+ * without headers gets none (no empty list per record).
  */
 export function toRecordInput(m: Message, timestampMs: number): RecordInput {
-  return { key: toBuffer(m.key ?? null), value: toBuffer(m.value), headers: toHeaders(m.headers), timestamp: m.timestamp ?? timestampMs };
+  const record: RecordInput = { key: toBuffer(m.key ?? null), value: toBuffer(m.value), timestamp: m.timestamp ?? timestampMs };
+  if (m.headers !== undefined) record.headers = toHeaders(m.headers);
+  return record;
 }
 
 function toBuffer(bytes: Uint8Array): Buffer;

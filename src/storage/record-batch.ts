@@ -67,6 +67,9 @@ export interface DecodedRecord {
 }
 export interface DecodedBatch { header: BatchHeader; records: DecodedRecord[]; sizeBytes: number }
 
+/** What a record without headers is encoded with (shared: never written to). */
+const NO_HEADERS: readonly RecordHeader[] = [];
+
 /** Smallest encoded record: a 1-byte length, then 6 one-byte fields (attributes .. headerCount). */
 const RECORD_BYTES_MIN = 7;
 const RECORD_BODY_BYTES_MIN = RECORD_BYTES_MIN - 1;
@@ -139,7 +142,7 @@ function planBatch(input: BatchInput): Plan {
 }
 
 function recordBodySize(record: RecordInput, timestampDelta: number, offsetDelta: number, headerKeyBytes: number[]): number {
-  const headers = record.headers ?? [];
+  const headers = record.headers ?? NO_HEADERS;
   let size = 1 + varlongSize(timestampDelta) + varintSize(offsetDelta);
   size += nullableBytesSize(record.key ?? null) + nullableBytesSize(record.value);
   size += varintSize(headers.length);
@@ -167,7 +170,7 @@ function writeRecords(buf: Buffer, start: number, records: RecordInput[], plan: 
     pos = writeVarint(buf, pos, i);
     pos = writeNullableBytes(buf, pos, record.key ?? null);
     pos = writeNullableBytes(buf, pos, record.value);
-    const headers = record.headers ?? [];
+    const headers = record.headers ?? NO_HEADERS;
     pos = writeVarint(buf, pos, headers.length);
     for (const header of headers) {
       const keyBytes = plan.headerKeyBytes[headerIndex++]!;
