@@ -13,7 +13,14 @@
 // Bad input: a text frame or an undecodable envelope closes the connection
 // with a logged reason; a well-formed envelope for an unknown API or version,
 // or with an invalid body, gets an error response. Nothing here throws into ws.
+//
+// Encoding: a response is one msgpack frame (envelope.ts) unless the
+// listener's encoder hands back several chunks — a fetch answer whose record
+// batches are passed through, not copied (protocol/chunked-msgpack.ts). The
+// chunks go out as the fragments of one WebSocket message, with the socket
+// corked so they leave in one write.
 
+import type { Socket } from 'node:net';
 import type { WebSocket, RawData } from 'ws';
 import { decodeRequest, encodeResponse, type Decoded, type RequestEnvelope } from '../protocol/envelope.js';
 import { apiName } from '../protocol/api-keys.js';
@@ -36,6 +43,15 @@ export const NO_RESPONSE: unique symbol = Symbol('no response');
  * error body; anything else → UNKNOWN_SERVER_ERROR.
  */
 export type RequestHandler = (req: RequestEnvelope, conn: ConnectionInfo) => unknown | Promise<unknown>;
+
+/**
+ * Encodes a response frame ([correlationId, body]) as the chunks of one
+ * message; the default is one msgpack buffer. It may throw: the connection
+ * then answers with an error body.
+ */
+export type ResponseEncoder = (req: RequestEnvelope, body: unknown) => readonly Uint8Array[];
+
+export const defaultResponseEncoder: ResponseEncoder = (req, body) => [encodeResponse({ correlationId: req.correlationId, body })];
 
 /** Body of a response that failed as a whole. */
 export interface ErrorBody {
@@ -103,6 +119,9 @@ export class ServerConnection implements ConnectionInfo {
     private readonly handler: RequestHandler,
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
+    /** The TCP socket under `ws` (corked while a fragmented message is written); null: one write per fragment. */
+    private readonly socket: Socket | null = null,
+    private readonly encoder: ResponseEncoder = defaultResponseEncoder,
   ) {
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     ws.on('close', () => {
@@ -167,18 +186,32 @@ export class ServerConnection implements ConnectionInfo {
   }
 
   private send(req: RequestEnvelope, body: unknown): void {
-    let frame: Buffer;
+    let chunks: readonly Uint8Array[];
     try {
-      frame = encodeResponse({ correlationId: req.correlationId, body });
+      chunks = this.encoder(req, body);
     } catch (err) {
       this.log.error({ err, api: apiName(req.apiKey) }, 'response encoding failed');
-      frame = encodeResponse({ correlationId: req.correlationId, body: errorBody(err) });
+      chunks = [encodeResponse({ correlationId: req.correlationId, body: errorBody(err) })];
     }
-    this.unsentBytes += frame.length;
-    this.ws.send(frame, { binary: true }, () => {
-      this.unsentBytes -= frame.length;
+    let bytes = 0;
+    for (const c of chunks) bytes += c.byteLength;
+    this.unsentBytes += bytes;
+    const sent = (): void => {
+      this.unsentBytes -= bytes;
       this.updateFlow();
-    });
+    };
+    if (chunks.length === 1) {
+      this.ws.send(chunks[0]!, { binary: true }, sent);
+      return;
+    }
+    this.socket?.cork();
+    try {
+      const last = chunks.length - 1;
+      for (let i = 0; i < last; i++) this.ws.send(chunks[i]!, { binary: true, fin: false });
+      this.ws.send(chunks[last]!, { binary: true, fin: true }, sent);
+    } finally {
+      this.socket?.uncork();
+    }
   }
 
   /** Pauses reading while over a limit; resumes once back under half of it. */

@@ -6,7 +6,7 @@
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../util/logger.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './limits.js';
-import { ServerConnection, type RequestHandler } from './server-connection.js';
+import { ServerConnection, defaultResponseEncoder, type RequestHandler, type ResponseEncoder } from './server-connection.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -36,6 +36,8 @@ export class WsServer {
     private readonly handler: RequestHandler,
     private readonly log: Logger,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    /** How responses are framed (the broker passes fetch answers' record batches through: broker-api.ts). */
+    private readonly encoder: ResponseEncoder = defaultResponseEncoder,
   ) {}
 
   listen(addr: ListenAddress): Promise<ListenAddress> {
@@ -55,7 +57,7 @@ export class WsServer {
         resolve(bound === null || typeof bound === 'string' ? addr : { host: addr.host, port: bound.port });
       });
       wss.on('connection', (ws, req) => {
-        const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log);
+        const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder);
         this.connections.add(conn);
         ws.on('close', () => this.connections.delete(conn));
       });

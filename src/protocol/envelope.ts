@@ -13,6 +13,7 @@
 // shape is checked by each API's own validator, not here.
 
 import { Packr } from 'msgpackr';
+import { encodeChunked } from './chunked-msgpack.js';
 
 export const CORRELATION_ID_MAX = 0xffffffff;
 
@@ -42,6 +43,14 @@ export function encodeRequest(req: RequestEnvelope): Buffer {
 
 export function encodeResponse(res: ResponseEnvelope): Buffer {
   return packr.pack([res.correlationId, res.body]);
+}
+
+/**
+ * The same frame as encodeResponse, as chunks whose large `bin` values are the
+ * body's own bytes (chunked-msgpack.ts): for answers that carry record batches.
+ */
+export function encodeResponseChunks(res: ResponseEnvelope): Uint8Array[] {
+  return encodeChunked([res.correlationId, res.body]);
 }
 
 function unpack(bytes: Uint8Array): Decoded<unknown> {

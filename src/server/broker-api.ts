@@ -17,7 +17,7 @@
 
 import { Errors, SluiceError } from '../util/errors.js';
 import { ApiKey, apiName } from '../protocol/api-keys.js';
-import type { RequestEnvelope } from '../protocol/envelope.js';
+import { encodeResponse, encodeResponseChunks, type RequestEnvelope } from '../protocol/envelope.js';
 import type { Body } from '../protocol/body.js';
 import { parseProduceRequest } from '../protocol/apis/produce.js';
 import { parseFetchRequest } from '../protocol/apis/fetch.js';
@@ -26,7 +26,7 @@ import {
   parseMetadataRequest,
   type ApiVersionRange, type MetadataBroker, type MetadataResponse, type MetadataTopic,
 } from '../protocol/apis/metadata.js';
-import { NO_RESPONSE, type ConnectionInfo, type RequestHandler } from '../net/server-connection.js';
+import { NO_RESPONSE, type ConnectionInfo, type RequestHandler, type ResponseEncoder } from '../net/server-connection.js';
 import type { MetadataImage } from '../metadata/image.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
@@ -77,6 +77,15 @@ export const SUPPORTED_APIS: readonly ApiVersionRange[] = [...SERVED, ...CONTROL
   .map((apiKey) => ({ apiKey, minVersion: 0, maxVersion: 0 }));
 
 const VERSIONS = new Map(SUPPORTED_APIS.map((v) => [v.apiKey, v] as const));
+
+/**
+ * Fetch answers carry the record batches as they lie in the log (or its tail
+ * cache): they are framed without copying them (chunked-msgpack.ts). Every
+ * other answer is one msgpack buffer.
+ */
+export const brokerResponseEncoder: ResponseEncoder = (req, body) => (req.apiKey === ApiKey.Fetch
+  ? encodeResponseChunks({ correlationId: req.correlationId, body })
+  : [encodeResponse({ correlationId: req.correlationId, body })]);
 
 export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
   return (req: RequestEnvelope, conn: ConnectionInfo) => {

@@ -15,7 +15,7 @@ import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import { SystemClock } from '../util/clock.js';
 import { LogManager } from '../storage/log-manager.js';
-import type { LogConfig } from '../storage/log-config.js';
+import type { LogConfig, LogManagerConfig } from '../storage/log-config.js';
 import type { MetadataStateMachine } from '../metadata/state-machine.js';
 import type { Endpoint } from '../metadata/records.js';
 import { WsServer } from '../net/ws-server.js';
@@ -23,7 +23,7 @@ import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../net/limits.
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../replication/replica-manager.js';
 import { BROKER_ENDPOINT, replicaLinkFactory } from '../replication/replica-fetcher.js';
 import { BrokerLifecycle } from './broker-lifecycle.js';
-import { createBrokerApi, type ControllerCall } from './broker-api.js';
+import { brokerResponseEncoder, createBrokerApi, type ControllerCall } from './broker-api.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
 import type { RequestHandler } from '../net/server-connection.js';
@@ -45,6 +45,8 @@ export interface BrokerSettings {
   readonly replicaLagTimeMaxMs: number;
   readonly durability: DurabilityMode;
   readonly logConfig: LogConfig;
+  /** Timers and the tail cache of the log manager; defaults when absent. */
+  readonly logManagerConfig?: LogManagerConfig;
   readonly connectionLimits?: ConnectionLimits;
   readonly heartbeatIntervalMs?: number;
   readonly rack?: string | null;
@@ -88,7 +90,9 @@ export interface Broker {
 export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const log = opts.logger;
   const s = opts.settings;
-  const logs = LogManager.open({ dataDir: opts.dataDir, logConfig: s.logConfig, clock: SystemClock, logger: log });
+  const logs = LogManager.open({
+    dataDir: opts.dataDir, logConfig: s.logConfig, clock: SystemClock, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
+  });
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
   const ref: { lifecycle?: BrokerLifecycle } = {};
   const replicas = new ReplicaManager({
@@ -112,7 +116,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     groups,
   });
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
-  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS);
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder);
   let bound;
   try {
     bound = await listener.listen(s.listen);

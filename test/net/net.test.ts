@@ -3,8 +3,9 @@ import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { WsServer, parseListenUrl } from '../../src/net/ws-server.js';
 import { ClientLink, type WebSocketLike } from '../../src/net/client-link.js';
-import type { RequestHandler } from '../../src/net/server-connection.js';
-import { encodeRequest } from '../../src/protocol/envelope.js';
+import type { RequestHandler, ResponseEncoder } from '../../src/net/server-connection.js';
+import { encodeRequest, encodeResponse } from '../../src/protocol/envelope.js';
+import { brokerResponseEncoder } from '../../src/server/broker-api.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
 
@@ -33,8 +34,8 @@ describe('net: server connections and client links', () => {
   let url: string;
   let handler: RequestHandler;
 
-  async function start(limits?: ConstructorParameters<typeof WsServer>[2]) {
-    server = new WsServer((req, conn) => handler(req, conn), silentLogger, limits);
+  async function start(limits?: ConstructorParameters<typeof WsServer>[2], encoder?: ResponseEncoder) {
+    server = new WsServer((req, conn) => handler(req, conn), silentLogger, limits, encoder);
     const addr = await server.listen({ host: '127.0.0.1', port: 0 });
     url = `ws://127.0.0.1:${addr.port}`;
   }
@@ -68,6 +69,31 @@ describe('net: server connections and client links', () => {
     const res = await link.request<{ size: number; back: Uint8Array }>(0, 0, { batch }, 5000);
     expect(res.size).to.equal(1000);
     expect(Buffer.from(res.back).equals(batch)).to.equal(true);
+    link.close();
+  });
+
+  it('sends a chunked answer as one message in fragments, in order with the others on the connection', async () => {
+    // Fetch (api key 1) answers go out chunked: their batches are fragments of their own.
+    handler = (req) => {
+      const n = (req.body as { n: number }).n;
+      return req.apiKey === 1 ? { errorCode: 0, records: Buffer.alloc(1000 + n, n & 0xff), tail: n } : { plain: n };
+    };
+    await start(undefined, brokerResponseEncoder);
+    const raw = new WebSocket(url);
+    const messages: Buffer[] = [];
+    raw.on('message', (data) => messages.push(data as Buffer));
+    await new Promise((resolve) => raw.once('open', resolve));
+    for (let n = 0; n < 20; n++) raw.send(encodeRequest({ apiKey: n % 2, apiVersion: 0, correlationId: n, clientId: null, body: { n } }));
+    await waitFor(() => messages.length === 20);
+    for (let n = 0; n < 20; n++) {
+      const expected = n % 2 === 1 ? { errorCode: 0, records: Buffer.alloc(1000 + n, n & 0xff), tail: n } : { plain: n };
+      expect(messages[n]!.equals(encodeResponse({ correlationId: n, body: expected })), `message ${n}`).to.equal(true);
+    }
+    raw.close();
+    const link = await ClientLink.connect(url, { factory });
+    const res = await link.request<{ records: Uint8Array; tail: number }>(1, 0, { n: 7 }, 5000);
+    expect(Buffer.from(res.records).equals(Buffer.alloc(1007, 7))).to.equal(true);
+    expect(res.tail).to.equal(7);
     link.close();
   });
 
