@@ -19,7 +19,7 @@
 
 import fs from 'node:fs';
 import { Errors, SluiceError } from '../util/errors.js';
-import { LOG_CONFIG_KEYS } from '../storage/log-config.js';
+import { LOG_CONFIG_KEYS, LOG_MANAGER_CONFIG_KEYS } from '../storage/log-config.js';
 import { brokerConfigDef, configValueProblem } from '../metadata/config-defs.js';
 
 function invalid(file: string, message: string): SluiceError {
@@ -39,7 +39,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['log.level', { flag: 'logLevel', numeric: false }],
 ]);
 
-const LOG_KEYS: ReadonlySet<string> = new Set(LOG_CONFIG_KEYS.map((k) => k.brokerKey));
+/** The broker's log defaults and its log manager's settings (timers, tail cache): both go to --log-config. */
+const LOG_KEYS: ReadonlySet<string> = new Set([...LOG_CONFIG_KEYS.map((k) => k.brokerKey), ...LOG_MANAGER_CONFIG_KEYS.map((k) => k.brokerKey)]);
 
 /** Parses .properties text: key=value (or key: value) lines; # and ! start comments. */
 export function parseProperties(text: string, file: string): Map<string, string> {

@@ -14,7 +14,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { LogLevel } from '../util/logger.js';
-import { logConfigFrom, type LogConfig } from '../storage/log-config.js';
+import { logConfigFrom, logManagerConfigFrom, type LogConfig, type LogManagerConfig } from '../storage/log-config.js';
 import {
   DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
   type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
@@ -36,6 +36,8 @@ export interface BrokerConfig {
   readonly durability: DurabilityMode;
   /** The broker's log defaults (Kafka's log.* keys over the built-in defaults); topic configs override them. */
   readonly logConfig: LogConfig;
+  /** The log manager's checkpoint and retention timers and its tail cache (log.* keys of the same file). */
+  readonly logManagerConfig: LogManagerConfig;
 }
 
 export interface ServerConfig {
@@ -199,13 +201,16 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   const lag = flags.replicaLagTimeMaxMs ?? 30_000;
   if (!(Number.isSafeInteger(lag) && lag > 0)) throw invalid('--replica-lag-time-max-ms must be a positive integer');
   let logConfig: LogConfig;
+  let logManagerConfig: LogManagerConfig;
   try {
-    logConfig = logConfigFrom(flags.logConfig === undefined ? {} : JSON.parse(flags.logConfig) as Record<string, string>);
+    const props = flags.logConfig === undefined ? {} : JSON.parse(flags.logConfig) as Record<string, string>;
+    logConfig = logConfigFrom(props);
+    logManagerConfig = logManagerConfigFrom(props);
   } catch (err) {
     throw invalid(err instanceof Error ? err.message.replace(/^INVALID_CONFIG: /, '') : String(err));
   }
   const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
-  return { listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig };
+  return { listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig };
 }
 
 /** An advertised ws://host:port: an address others can dial, never a wildcard host. */

@@ -130,7 +130,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
       broker = await startBroker({
         nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
         settings: {
-          listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig,
+          listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig, logManagerConfig: cfg.broker.logManagerConfig,
           ...(cfg.broker.advertisedUrl !== undefined ? { advertisedUrl: cfg.broker.advertisedUrl } : {}),
           ...(cfg.outboundAddress !== undefined ? { outboundAddress: cfg.outboundAddress } : {}),
         },

@@ -111,6 +111,8 @@ export interface LogManagerConfig {
   flushStartOffsetCheckpointIntervalMs: number;
   /** replica.high.watermark.checkpoint.interval.ms: how often high watermarks are checkpointed. */
   highWatermarkCheckpointIntervalMs: number;
+  /** log.tail.cache.bytes (Sluice's own): bytes of newly appended batches all logs keep in memory for fetches near the end; 0 turns it off. */
+  tailCacheBytes: number;
 }
 
 export const DEFAULT_LOG_MANAGER_CONFIG: Readonly<LogManagerConfig> = Object.freeze({
@@ -119,6 +121,7 @@ export const DEFAULT_LOG_MANAGER_CONFIG: Readonly<LogManagerConfig> = Object.fre
   flushOffsetCheckpointIntervalMs: 60 * 1000,
   flushStartOffsetCheckpointIntervalMs: 60 * 1000,
   highWatermarkCheckpointIntervalMs: 5 * 1000,
+  tailCacheBytes: 4 * 1024 * 1024,
 });
 
 export const LOG_MANAGER_CONFIG_KEYS: readonly KeySpec<keyof LogManagerConfig>[] = [
@@ -127,6 +130,7 @@ export const LOG_MANAGER_CONFIG_KEYS: readonly KeySpec<keyof LogManagerConfig>[]
   spec('flushOffsetCheckpointIntervalMs', 'log.flush.offset.checkpoint.interval.ms', 'log.flush.offset.checkpoint.interval.ms', 1),
   spec('flushStartOffsetCheckpointIntervalMs', 'log.flush.start.offset.checkpoint.interval.ms', 'log.flush.start.offset.checkpoint.interval.ms', 1),
   spec('highWatermarkCheckpointIntervalMs', 'replica.high.watermark.checkpoint.interval.ms', 'replica.high.watermark.checkpoint.interval.ms', 1),
+  spec('tailCacheBytes', 'log.tail.cache.bytes', 'log.tail.cache.bytes', 0),
 ];
 
 export function logManagerConfigFrom(

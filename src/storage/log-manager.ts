@@ -34,6 +34,7 @@ import {
 } from './checkpoint.js';
 import { fsyncDir } from '../util/fs-util.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, NEVER, type LogConfig, type LogManagerConfig } from './log-config.js';
+import { TailCache } from './tail-cache.js';
 import { PartitionLog } from './partition-log.js';
 
 export const METADATA_TOPIC = '__cluster_metadata';
@@ -89,6 +90,8 @@ export class LogManager {
   private readonly topicOverrides = new Map<string, Partial<LogConfig>>();
   private readonly brokerConfig: Partial<LogConfig>;
   private readonly managerConfig: LogManagerConfig;
+  /** The newest bytes of every log, within one budget (tail-cache.ts). */
+  private readonly tailCache: TailCache | undefined;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly isManagedTopic: (topic: string) => boolean;
@@ -102,6 +105,7 @@ export class LogManager {
     this.dataDir = opts.dataDir;
     this.brokerConfig = opts.logConfig ?? {};
     this.managerConfig = { ...DEFAULT_LOG_MANAGER_CONFIG, ...opts.managerConfig };
+    this.tailCache = this.managerConfig.tailCacheBytes > 0 ? new TailCache(this.managerConfig.tailCacheBytes) : undefined;
     this.clock = opts.clock ?? SystemClock;
     this.logger = (opts.logger ?? silentLogger).child({ component: 'log-manager' });
     this.isManagedTopic = opts.isManagedTopic ?? ((topic) => topic !== METADATA_TOPIC);
@@ -158,6 +162,7 @@ export class LogManager {
       logger: this.logger.child({ topic: tp.topic, partition: tp.partition }),
       ...offsets,
       newDirectory,
+      ...(this.tailCache ? { tailCache: this.tailCache } : {}),
     });
     this.logs.set(name, { ...tp, log });
     return log;

@@ -2,7 +2,9 @@
 // last is active (Kafka's UnifiedLog/LocalLog). It appends record batches as
 // opaque bytes — validating only the header and CRC, stamping offsets and the
 // leader epoch in place — and serves reads as whole batches straight from the
-// segment files. Records are never decoded here.
+// segment files, or for the newest bytes from the tail cache (tail-cache.ts),
+// which holds the buffers they were appended from. Records are never decoded
+// here.
 //
 // Three offsets are tracked separately (style rule: written, flushed,
 // committed):
@@ -33,6 +35,7 @@ import { DEFAULT_LOG_CONFIG, validateLogConfig, type LogConfig } from './log-con
 import { CLEAN_SHUTDOWN_FILE, loadLog } from './log-loader.js';
 import { decideRetention, type SegmentSummary } from './retention.js';
 import { LogSegment } from './segment.js';
+import type { LogTail, TailCache } from './tail-cache.js';
 
 const INT32_MAX = 2 ** 31 - 1;
 const EMPTY = Buffer.alloc(0);
@@ -55,6 +58,8 @@ export interface PartitionLogOptions {
    * which made creating thousands of partitions take seconds.
    */
   newDirectory?: boolean;
+  /** Keeps the newest appended bytes in memory for reads near the end (tail-cache.ts); none: every read is from the file. */
+  tailCache?: TailCache;
 }
 
 export interface AppendInfo {
@@ -118,6 +123,9 @@ export class PartitionLog {
    * next start would trust a tail it should re-validate.
    */
   private markerRemovalUnsynced: boolean;
+  /** The newest appended bytes, and the segment they belong to: only reads of that segment use them. */
+  private readonly tail: LogTail | null;
+  private tailSegment: LogSegment | null = null;
 
   private constructor(
     readonly dir: string,
@@ -127,7 +135,9 @@ export class PartitionLog {
     loaded: ReturnType<typeof loadLog>,
     highWatermark: number,
     newDirectory: boolean,
+    tailCache: TailCache | null,
   ) {
+    this.tail = tailCache?.tail() ?? null;
     this.config = config;
     this.dirEntriesDirty = newDirectory;
     this.parentEntryDirty = newDirectory;
@@ -159,7 +169,7 @@ export class PartitionLog {
     if (loaded.unflushed.length > 0) {
       logger.info({ dir: opts.dir, recoveredSegments: loaded.unflushed.length, truncatedBytes: loaded.truncatedBytes }, 'recovered log');
     }
-    return new PartitionLog(opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0, opts.newDirectory === true);
+    return new PartitionLog(opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0, opts.newDirectory === true, opts.tailCache ?? null);
   }
 
   get logStartOffset(): number {
@@ -226,7 +236,7 @@ export class PartitionLog {
       b.leaderEpoch = epoch;
       next = b.lastOffset + 1;
     }
-    return this.appendValidated(batches, incoming);
+    return this.appendValidated(batches, incoming, true);
   }
 
   /**
@@ -253,20 +263,25 @@ export class PartitionLog {
       epoch = Math.max(epoch, b.leaderEpoch);
       expected = b.lastOffset + 1;
     }
-    return this.appendValidated(batches, incoming);
+    // Not kept in the tail cache: only leaders serve fetches, and holding what
+    // a follower appended only aged it into V8's old generation for nothing.
+    return this.appendValidated(batches, incoming, false);
   }
 
-  private appendValidated(buf: Buffer, batches: IncomingBatch[]): AppendInfo {
+  private appendValidated(buf: Buffer, batches: IncomingBatch[], cacheTail: boolean): AppendInfo {
     const first = batches[0]!;
     const last = batches[batches.length - 1]!;
     const nowMs = this.clock.nowMs();
     this.beforeChange();
     if (this.active.shouldRoll(buf.length, last.lastOffset, nowMs, this.config)) this.roll();
+    const position = this.active.sizeBytes;
     try {
       this.active.append(buf, 0, buf.length, batches, nowMs);
     } catch (err) {
       throw storageError(err, `append to ${this.dir}`);
     }
+    if (cacheTail) this.cacheTail(position, buf);
+    else this.dropTail();
     this._logEndOffset = last.lastOffset + 1;
     let maxTimestamp = -1;
     let recordCount = 0;
@@ -290,6 +305,22 @@ export class PartitionLog {
       sizeBytes: buf.length,
       logStartOffset: this._logStartOffset,
     };
+  }
+
+  /** The appended bytes join the tail cache; a new active segment starts a new tail. */
+  private cacheTail(position: number, buf: Buffer): void {
+    if (this.tail === null) return;
+    if (this.tailSegment !== this.active) {
+      this.tail.clear();
+      this.tailSegment = this.active;
+    }
+    this.tail.appended(position, buf);
+  }
+
+  /** The cached tail no longer matches the files (a truncation, a close). */
+  private dropTail(): void {
+    this.tail?.clear();
+    this.tailSegment = null;
   }
 
   private emptyAppendInfo(): AppendInfo {
@@ -391,7 +422,7 @@ export class PartitionLog {
       if (first === null) continue;
       if (first.lastOffset >= limit) break;
       const maxPosition = limit >= seg.nextOffset ? seg.sizeBytes : seg.translateOffset(limit)!.position;
-      const { records, lastBatchStart } = seg.read(first.position, first.sizeBytes, maxBytes, maxPosition);
+      const { records, lastBatchStart } = seg.read(first.position, first.sizeBytes, maxBytes, maxPosition, seg === this.tailSegment ? this.tail : null);
       return this.readResult(records, first.baseOffset, lastOffsetOf(records, lastBatchStart) + 1);
     }
     return this.readResult(EMPTY, fromOffset, fromOffset);
@@ -487,6 +518,7 @@ export class PartitionLog {
     }
     this.beforeChange();
     this.truncations++;
+    this.dropTail();
     const keep = this.floorSegmentIndex(offset);
     for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
     try {
@@ -504,6 +536,7 @@ export class PartitionLog {
     this.ensureOpen();
     assert(Number.isSafeInteger(offset) && offset >= 0, `truncateFullyAndStartAt(${offset})`);
     this.truncations++;
+    this.dropTail();
     for (const s of this.segments) s.deleteFiles();
     this.segments = [LogSegment.create(this.dir, offset, this.config)];
     fsyncDir(this.dir);
@@ -598,6 +631,7 @@ export class PartitionLog {
    */
   close(): void {
     if (this.closed) return;
+    this.dropTail();
     this.active.sealTimeIndex();
     this.flush();
     this.epochCache.checkpoint();
@@ -611,6 +645,7 @@ export class PartitionLog {
   /** Releases the files without flushing or marking a clean shutdown (the log is being deleted). */
   closeForDelete(): void {
     if (this.closed) return;
+    this.dropTail();
     for (const s of this.segments) s.close();
     this.closed = true;
   }

@@ -26,6 +26,7 @@ import { FileBatchScanner, type ScannedBatch } from './batch-scanner.js';
 import { readFully, removeIfExists, writeFully } from '../util/fs-util.js';
 import type { LogConfig } from './log-config.js';
 import { OffsetIndex } from './offset-index.js';
+import type { LogTail } from './tail-cache.js';
 import { NO_TIMESTAMP, TimeIndex } from './time-index.js';
 
 export const LOG_FILE_SUFFIX = '.log';
@@ -244,16 +245,16 @@ export class LogSegment {
   /**
    * Whole batches starting at `position` (a batch boundary): as many as fit in
    * `maxBytes`, but always the first one, and nothing at or past `maxPosition`
-   * (also a batch boundary). Read straight from the file, never re-encoded.
+   * (also a batch boundary). Never re-encoded: from `memory` (the log's tail
+   * cache, when this is the segment it covers) if it holds the range, else
+   * straight from the file.
    */
-  read(position: number, firstBatchBytes: number, maxBytes: number, maxPosition: number): SegmentRead {
+  read(position: number, firstBatchBytes: number, maxBytes: number, maxPosition: number, memory: LogTail | null = null): SegmentRead {
     const available = Math.min(maxPosition, this._sizeBytes) - position;
     if (available <= 0) return { records: EMPTY, lastBatchStart: -1 };
-    assert(firstBatchBytes <= available, 'read: first batch past the read limit');
+    if (!(firstBatchBytes <= available)) throw new AssertionError('read: first batch past the read limit');
     const len = firstBatchBytes >= maxBytes ? firstBatchBytes : Math.min(maxBytes, available);
-    const buf = Buffer.allocUnsafe(len);
-    const n = readFully(this.fd, buf, 0, len, position);
-    if (n !== len) throw new AssertionError(`segment ${this.baseOffset}: short read ${n} of ${len} at ${position}`);
+    const buf = memory?.read(position, len) ?? this.readFile(position, len);
     let end = 0;
     let lastBatchStart = -1;
     while (end + LOG_OVERHEAD_BYTES <= len) {
@@ -263,8 +264,15 @@ export class LogSegment {
       lastBatchStart = end;
       end += size;
     }
-    assert(end >= firstBatchBytes, 'read: first batch not whole');
-    return { records: buf.subarray(0, end), lastBatchStart };
+    if (!(end >= firstBatchBytes)) throw new AssertionError('read: first batch not whole');
+    return { records: end === buf.length ? buf : buf.subarray(0, end), lastBatchStart };
+  }
+
+  private readFile(position: number, len: number): Buffer {
+    const buf = Buffer.allocUnsafe(len);
+    const n = readFully(this.fd, buf, 0, len, position);
+    if (n !== len) throw new AssertionError(`segment ${this.baseOffset}: short read ${n} of ${len} at ${position}`);
+    return buf;
   }
 
   /** The first batch at or after `startingOffset` whose max timestamp is >= `timestamp`, or null. */

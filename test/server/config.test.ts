@@ -55,3 +55,37 @@ describe('server config', () => {
     expect(() => serverConfigFromFlags({ ...base, advertisedListen: 'ws://127.0.0.2:7001' })).to.throw(/add broker to --roles/);
   });
 });
+
+describe('server config: log manager keys', () => {
+  const broker: ServerFlags = { ...base, roles: 'broker,controller', listen: 'ws://127.0.0.1:9092' };
+
+  it('reads the log manager settings (tail cache, checkpoint timers) from the same log keys, defaults otherwise', async () => {
+    const { DEFAULT_LOG_MANAGER_CONFIG } = await import('../../src/storage/log-config.js');
+    expect(serverConfigFromFlags(broker).broker!.logManagerConfig).to.deep.equal(DEFAULT_LOG_MANAGER_CONFIG);
+    const cfg = serverConfigFromFlags({
+      ...broker, logConfig: JSON.stringify({ 'log.tail.cache.bytes': '0', 'replica.high.watermark.checkpoint.interval.ms': '1000', 'log.segment.bytes': '1048576' }),
+    });
+    expect(cfg.broker!.logManagerConfig.tailCacheBytes, 'off').to.equal(0);
+    expect(cfg.broker!.logManagerConfig.highWatermarkCheckpointIntervalMs).to.equal(1000);
+    expect(cfg.broker!.logConfig.segmentBytes).to.equal(1048576);
+    expect(() => serverConfigFromFlags({ ...broker, logConfig: JSON.stringify({ 'log.tail.cache.bytes': '-1' }) })).to.throw(/log.tail.cache.bytes=-1/);
+  });
+
+  it('takes them from a config file', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const { readServerConfigFile } = await import('../../src/server/config-file.js');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-config-'));
+    try {
+      const file = path.join(dir, 'server.properties');
+      fs.writeFileSync(file, 'log.tail.cache.bytes=1048576\nlog.flush.offset.checkpoint.interval.ms=2000\n');
+      const flags = readServerConfigFile(file);
+      const cfg = serverConfigFromFlags({ ...broker, logConfig: flags.logConfig as string });
+      expect(cfg.broker!.logManagerConfig.tailCacheBytes).to.equal(1048576);
+      expect(cfg.broker!.logManagerConfig.flushOffsetCheckpointIntervalMs).to.equal(2000);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
