@@ -37,20 +37,27 @@ export class BufferPool {
   }
 
   /**
-   * Reserves `bytes`: returns null when granted at once, else a promise that
-   * resolves once granted or rejects after `waitMs`. A reservation larger
+   * Reserves `bytes` if that can be done at once (nobody waits and they fit):
+   * the per-record fast path, which needs no deadline. A reservation larger
    * than the whole pool can never be granted and throws MESSAGE_TOO_LARGE.
    */
-  reserve(bytes: number, waitMs: number): Promise<void> | null {
+  tryReserve(bytes: number): boolean {
     // Per record: the message is built only on failure.
     if (!(Number.isSafeInteger(bytes) && bytes > 0)) throw new AssertionError(`bad reservation ${bytes}`);
     if (bytes > this.bytesMax) {
       throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds the producer's bufferBytesMax ${this.bytesMax}`);
     }
-    if (this.waiters.length === 0 && this.used + bytes <= this.bytesMax) {
-      this.used += bytes;
-      return null;
-    }
+    if (this.waiters.length > 0 || this.used + bytes > this.bytesMax) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  /**
+   * Reserves `bytes`: returns null when granted at once, else a promise that
+   * resolves once granted or rejects after `waitMs`. Throws as tryReserve().
+   */
+  reserve(bytes: number, waitMs: number): Promise<void> | null {
+    if (this.tryReserve(bytes)) return null;
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { bytes, resolve, reject, timer: null };
       waiter.timer = setTimeout(() => {

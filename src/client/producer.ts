@@ -145,7 +145,7 @@ export class Producer {
       if (RECORD_BATCH_HEADER_BYTES + bytes > this.opts.requestBytesMax) {
         throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds requestBytesMax ${this.opts.requestBytesMax}`, { topic });
       }
-      const wait = this.acc.pool.reserve(bytes, deadlineMs - this.clock.monotonicMs());
+      const wait = this.acc.pool.tryReserve(bytes) ? null : this.acc.pool.reserve(bytes, deadlineMs - this.clock.monotonicMs());
       if (wait) {
         this.sender.wake(); // let buffered batches go: they free the memory
         await wait;

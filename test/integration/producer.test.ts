@@ -115,7 +115,9 @@ describe('producer on a real 3-node cluster', function () {
 
   it('writes every record once, in send order per partition, keys on their murmur2 partition', async () => {
     await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 6, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } }] });
-    const producer = new Producer(client, { lingerMs: 2 });
+    // Small batches: keyless records fill the sticky partition's batch and move on, whatever the timing
+    // (200 of them would otherwise all fit the first batch if they were appended within one linger).
+    const producer = new Producer(client, { lingerMs: 2, batchBytes: 1024 });
     const sends: Array<Promise<RecordMetadata[]>> = [];
     const sent: Array<{ key: string | null; value: string }> = [];
     for (let i = 0; i < 60; i++) {
