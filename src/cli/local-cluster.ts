@@ -26,6 +26,7 @@ import type { StatusResult } from '../raft-node/client-service.js';
 import type { ClusterDescription } from '../controller/service/describe.js';
 import { META_PROPERTIES, liveLockHolder, parseMetaProperties } from '../server/data-dir.js';
 import { NODE_DIR_PREFIX, serverArgs, type LocalNodePlan, type LocalPlan, type RunningNode } from './local-plan.js';
+import { serverNodeFlags } from '../server/runtime-flags.js';
 
 /** Lines of a child's stderr kept for the message when it dies. */
 const STDERR_LINES_KEPT = 5;
@@ -120,7 +121,7 @@ export class LocalCluster {
     const logFd = fs.openSync(node.logFile, 'a');
     let proc: ChildProcess;
     try {
-      proc = spawn(process.execPath, [this.mainJs, 'server', ...serverArgs(this.plan, node)], { detached: true, stdio: ['ignore', logFd, 'pipe'] });
+      proc = spawn(process.execPath, [...serverNodeFlags(), this.mainJs, 'server', ...serverArgs(this.plan, node)], { detached: true, stdio: ['ignore', logFd, 'pipe'] });
     } catch (err) {
       fs.closeSync(logFd);
       throw err;

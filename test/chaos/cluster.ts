@@ -32,6 +32,7 @@ import { parseSegmentFileName, LOG_FILE_SUFFIX } from '../../src/storage/segment
 import type { Rng } from '../../src/util/rng.js';
 import type { ControllerTerm } from './history.js';
 import { ChaosProxy, nodeAddress } from './proxy.js';
+import { serverNodeFlags } from '../../src/server/runtime-flags.js';
 
 export type Profile = 'combined' | 'with-brokers';
 export const PROFILES: readonly Profile[] = ['combined', 'with-brokers'];
@@ -114,7 +115,7 @@ export class ChaosNode {
     fs.appendFileSync(this.logFile, `${JSON.stringify({ chaos: 'start', nodeId: this.id, time: Date.now(), start: this.starts })}\n`);
     const fd = fs.openSync(this.logFile, 'a');
     try {
-      this.child = spawn(process.execPath, [MAIN_JS, 'server', ...this.args], { stdio: ['ignore', fd, fd] });
+      this.child = spawn(process.execPath, [...serverNodeFlags(), MAIN_JS, 'server', ...this.args], { stdio: ['ignore', fd, fd] });
     } finally {
       fs.closeSync(fd);
     }

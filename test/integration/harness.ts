@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QuorumClient } from '../../src/raft-node/quorum-client.js';
 import type { StatusResult } from '../../src/raft-node/client-service.js';
+import { serverNodeFlags } from '../../src/server/runtime-flags.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const MAIN_JS = path.resolve(here, '../../src/cli/main.js');
@@ -111,7 +112,7 @@ export class NodeProcess {
 
   start(): void {
     if (this.running) throw new Error(`node ${this.id} is already running`);
-    const child = spawn(process.execPath, [...NODE_ARGS, MAIN_JS, 'server', ...this.argsFor()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...serverNodeFlags(), ...NODE_ARGS, MAIN_JS, 'server', ...this.argsFor()], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     live.add(child);
     const keep = (chunk: Buffer) => {

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MAIN_JS, waitFor } from './harness.js';
 import { CLUSTER_UP_MS, Connections, brokerUrls, connect, createTopic, produceOk, readPartition, waitForFullIsr } from './broker-kit.js';
+import { serverNodeFlags } from '../../src/server/runtime-flags.js';
 
 /** Generous: three node processes starting on a loaded CI machine. */
 const READY_WAIT_MS = 90_000;
@@ -156,6 +157,10 @@ describe('sluice local command', function () {
     expect(rows.map((r) => r.dataDir)).to.deep.equal([1, 2, 3].map((i) => path.join(dataDir, `node-${i}`)));
     expect(clusterId).to.match(/^[A-Za-z0-9_-]{22}$/);
     expect(first.stderr).to.match(/waiting for a metadata leader/).and.match(/3\/3 unfenced/);
+    for (const r of rows) {
+      const argv = fs.readFileSync(`/proc/${r.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv, `node ${r.id} runs with the server's node flags`).to.include.members(serverNodeFlags());
+    }
 
     const conn = await connect(rows[0]!.brokerUrl);
     const conns = new Connections();
