@@ -250,7 +250,7 @@ export class ReplicaFetcher {
     // flush sits out, rather than reporting what is not on disk.
     const states = this.opts.durability !== 'fsync' ? ready
       : ready.filter((s) => this.isolated(s, 'flush', () => {
-        if (s.p.log.recoveryPoint < s.p.log.logEndOffset) s.p.log.flush();
+        if (s.p.log.recoveryPoint < s.p.log.logEndOffset) s.p.log.flushData();
       }));
     if (states.length === 0) return;
     const sent = new Map(states.map((s) => [s.p.key, s]));

@@ -508,7 +508,7 @@ export class ReplicaManager {
     this.unflushed.clear();
     for (const p of batch) {
       try {
-        p.log.flush();
+        p.log.flushData();
       } catch (err) {
         this.log.error({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'flush failed');
         continue;

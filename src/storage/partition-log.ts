@@ -373,9 +373,29 @@ export class PartitionLog {
 
   /** fsyncs every segment holding unflushed data, then moves the recovery point to the LEO. */
   flush(): void {
+    this.flushUpToEnd(false);
+  }
+
+  /**
+   * The same, except that the active segment's index files are neither
+   * written nor fsynced: the durability mode's per-batch flush (fsync before
+   * acknowledging). The active segment holds the recovery point, so after a
+   * crash it is re-validated and its indexes rebuilt anyway (log-loader.ts);
+   * every earlier segment is flushed whole, as flush() does.
+   */
+  flushData(): void {
+    this.flushUpToEnd(true);
+  }
+
+  private flushUpToEnd(activeDataOnly: boolean): void {
     this.ensureOpen();
     try {
-      for (const s of this.segments) if (s.nextOffset > this._recoveryPoint || s === this.active) s.flush();
+      for (const s of this.segments) {
+        if (s === this.active) {
+          if (activeDataOnly) s.flushData();
+          else s.flush();
+        } else if (s.nextOffset > this._recoveryPoint) s.flush();
+      }
       if (this.dirEntriesDirty) {
         fsyncDir(this.dir);
         this.dirEntriesDirty = false;

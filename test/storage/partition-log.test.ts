@@ -371,6 +371,25 @@ describe('PartitionLog', () => {
       log.close();
     });
 
+    it('flushData moves the recovery point without writing the active segment\'s indexes; a crash then rebuilds them', () => {
+      const config = { segmentBytes: 4 * S, indexIntervalBytes: S };
+      const log = open(config);
+      const batches = appendMany(log, 6); // segments [0, 4) and [4, 6): the first rolled
+      log.flushData();
+      expect(log.recoveryPoint).to.equal(6);
+      const activeIndex = path.join(dir, '00000000000000000004.index');
+      expect(fs.existsSync(activeIndex), 'the active segment\'s index is not written').to.equal(false);
+      expect(fs.statSync(path.join(dir, '00000000000000000000.index')).size, 'the rolled one is').to.be.greaterThan(0);
+      // A crash: no close, so no marker; reopen from the flushed recovery point.
+      const again = PartitionLog.open({ dir, clock, config, recoveryPoint: log.recoveryPoint });
+      expect([again.logEndOffset, again.numberOfSegments]).to.deep.equal([6, 2]);
+      expect(readAllBytes(again, 1).equals(Buffer.concat(batches))).to.equal(true);
+      expect(again.offsetForTimestamp(1_005)).to.equal(5);
+      expect(again.append(makeBatch(), { leaderEpoch: 0 }).baseOffset).to.equal(6);
+      again.close();
+      log.closeForDelete();
+    });
+
     it('reopens after a clean close with the same contents and removes the marker', () => {
       const log = open({ segmentBytes: 3 * S, indexIntervalBytes: S });
       const batches = appendMany(log, 10, { epoch: 2 });
