@@ -12,6 +12,7 @@ import { isSluiceError } from '../../util/errors.js';
 import { LOG_LEVELS, serverConfigFromFlags, type ServerConfig, type ServerFlags } from '../../server/config.js';
 import { startServer, type Server } from '../../server/server.js';
 import { readServerConfigFile } from '../../server/config-file.js';
+import { missingNodeFlags } from '../../server/runtime-flags.js';
 
 type Args = ArgumentsCamelCase<ServerFlags & { logFormat?: string }>;
 
@@ -86,6 +87,8 @@ async function handler(args: Args): Promise<void> {
   const cfg = parseConfig(args);
   const format = args.logFormat === 'json' || args.logFormat === 'pretty' ? args.logFormat : process.stdout.isTTY ? 'pretty' : 'json';
   const logger = createLogger({ level: cfg.logLevel, format });
+  const missing = missingNodeFlags(process.execArgv);
+  if (missing.length > 0) logger.warn({ missing }, `started without the node flags a Sluice node runs with (node ${missing.join(' ')} …; docs/operations.md, "Node flags")`);
   let server: Server;
   try {
     server = await startServer(cfg, logger);
