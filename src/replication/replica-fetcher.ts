@@ -16,13 +16,20 @@
 // Errors: link failures back off and reconnect; OFFSET_OUT_OF_RANGE below the
 // leader's log start restarts the log there, above its end truncates again;
 // epoch errors back off until the image brings the new leader epoch.
+//
+// Fetch sessions (KIP-227, protocol/apis/fetch.ts): the first fetch on a link
+// opens a session with every partition; later ones list only the partitions
+// whose fetch position changed (or that joined) and name the ones that left,
+// and answers carry only partitions with news. The session is dropped — the
+// next fetch opens a new one — whenever an answer may have been missed: a new
+// link, a failed or timed-out fetch, a session error from the leader.
 
 import { WebSocket } from 'ws';
 import { AssertionError } from '../util/assert.js';
 import { Errors } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { ApiKey } from '../protocol/api-keys.js';
-import type { FetchPartitionResponse, FetchResponse } from '../protocol/apis/fetch.js';
+import { INITIAL_SESSION_EPOCH, NO_FETCH_SESSION, type FetchPartitionResponse, type FetchResponse } from '../protocol/apis/fetch.js';
 import type { EpochEndOffsetResponse } from '../protocol/apis/offsets.js';
 import { ClientLink, type WebSocketFactory, type WebSocketLike } from '../net/client-link.js';
 import type { MetadataImage } from '../metadata/image.js';
@@ -56,6 +63,17 @@ interface FetchState {
   delayUntilMs: number;
 }
 
+/** The fetch session with the leader, as this follower last told it. */
+interface FollowerSession {
+  readonly id: number;
+  /** The epoch of the next request. */
+  readonly epoch: number;
+  /** Every partition in the session, with the position the leader holds for it. */
+  readonly positions: ReadonlyMap<string, { readonly state: FetchState; readonly fetchOffset: number }>;
+}
+
+const SESSION_EPOCH_MAX = 0x7fffffff;
+
 /** Links to leaders over `ws`, dialed from `localAddress` when given (a node's --outbound-address). */
 export function replicaLinkFactory(localAddress?: string): WebSocketFactory {
   return (url) => new WebSocket(url, {
@@ -72,6 +90,8 @@ export function brokerUrl(image: MetadataImage, brokerId: number): string | null
 export class ReplicaFetcher {
   private readonly states = new Map<string, FetchState>();
   private link: ClientLink | null = null;
+  /** Null: the next fetch opens a session (listing every partition). */
+  private session: FollowerSession | null = null;
   private stopped = false;
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
@@ -143,6 +163,8 @@ export class ReplicaFetcher {
         if (truncating.length > 0) await this.truncate(link, truncating);
         else await this.fetch(link, ready);
       } catch (err) {
+        // Whatever the leader answered may not have been applied: start over with a new session.
+        this.session = null;
         if (this.stopped) break;
         this.opts.logger.debug({ leader: this.leaderId, err: (err as Error).message }, 'fetch from leader failed; backing off');
         await this.sleep(this.backoffMs);
@@ -154,6 +176,7 @@ export class ReplicaFetcher {
     if (this.link?.isOpen) return this.link;
     this.link?.close();
     this.link = null;
+    this.session = null;
     const link = await ClientLink.connect(this.url, { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000 });
     if (this.stopped) {
       link.close();
@@ -254,19 +277,40 @@ export class ReplicaFetcher {
       }));
     if (states.length === 0) return;
     const sent = new Map(states.map((s) => [s.p.key, s]));
+    const session = this.session;
+    const positions = new Map(states.map((s) => [s.p.key, { state: s, fetchOffset: s.p.log.logEndOffset }]));
+    // In a session, only partitions whose position changed (or that joined) are listed; the others stay as they were.
+    const listed = session === null ? states : states.filter((s) => {
+      const had = session.positions.get(s.p.key);
+      return had === undefined || had.state !== s || had.fetchOffset !== positions.get(s.p.key)!.fetchOffset;
+    });
+    const forgotten = session === null ? [] : [...session.positions.values()].filter((x) => !sent.has(x.state.p.key)).map((x) => x.state);
     const body = {
       replicaId: this.opts.brokerId,
       brokerEpoch: this.opts.brokerEpoch(),
       maxWaitMs: this.maxWaitMs,
       minBytes: 1,
       maxBytes: this.opts.fetchBytesMax ?? 16 * 1024 * 1024,
-      topics: this.groupByTopic(states, (s) => ({
-        partition: s.p.index, fetchOffset: s.p.log.logEndOffset, currentLeaderEpoch: s.leaderEpoch,
+      sessionId: session?.id ?? NO_FETCH_SESSION,
+      sessionEpoch: session?.epoch ?? INITIAL_SESSION_EPOCH,
+      topics: this.groupByTopic(listed, (s) => ({
+        partition: s.p.index, fetchOffset: positions.get(s.p.key)!.fetchOffset, currentLeaderEpoch: s.leaderEpoch,
         partitionMaxBytes: this.opts.partitionFetchBytesMax ?? 1024 * 1024,
       })),
+      ...(forgotten.length > 0 ? { forgotten: this.groupByTopic(forgotten, (s) => s.p.index) } : {}),
     };
+    this.session = null; // until this answer is in: a failure from here on starts a new session
     const res = await link.request<FetchResponse>(ApiKey.Fetch, 0, body, this.maxWaitMs + (this.opts.requestTimeoutMs ?? 10_000));
+    if (res.errorCode === Errors.FETCH_SESSION_ID_NOT_FOUND.code || res.errorCode === Errors.INVALID_FETCH_SESSION_EPOCH.code) {
+      this.opts.logger.debug({ leader: this.leaderId, errorCode: res.errorCode }, 'fetch session refused; opening a new one');
+      return;
+    }
     if (res.errorCode) throw new Error(`fetch failed with error ${res.errorCode}`);
+    // A leader without sessions answers every partition and no session id: stay sessionless then.
+    if (res.sessionId !== undefined && res.sessionId !== NO_FETCH_SESSION) {
+      const epoch = session !== null && session.id === res.sessionId ? session.epoch : INITIAL_SESSION_EPOCH;
+      this.session = { id: res.sessionId, epoch: epoch >= SESSION_EPOCH_MAX ? 1 : epoch + 1, positions };
+    }
     for (const t of res.topics ?? []) {
       for (const r of t.partitions) {
         const s = this.current(t.name, r.partition, sent);

@@ -30,7 +30,8 @@ import type { MetadataChanges } from '../metadata/delta.js';
 import { effectiveBrokerConfig, effectiveTopicConfig } from '../metadata/config-defs.js';
 import { TokenBucket } from './rules/throttle.js';
 import type { ProduceRequest, ProduceResponse, ProducePartitionResponse } from '../protocol/apis/produce.js';
-import type { FetchPartition, FetchRequest, FetchResponse, FetchPartitionResponse } from '../protocol/apis/fetch.js';
+import { SESSIONLESS_EPOCH, type FetchPartition, type FetchRequest, type FetchResponse, type FetchPartitionResponse } from '../protocol/apis/fetch.js';
+import { FetchSessionCache, markSent, mustInclude, sessionWaitKey, type FetchSession, type SessionPartition } from './fetch-sessions.js';
 import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
@@ -101,6 +102,8 @@ export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   private readonly producePurgatory = new Purgatory();
   private readonly fetchPurgatory = new Purgatory();
+  /** Followers' incremental fetch sessions (KIP-227). */
+  private readonly fetchSessions = new FetchSessionCache();
   private readonly fetchers: ReplicaFetcherManager;
   /** Idempotent-producer state per hosted partition (checked on produce, updated by every append). */
   private readonly producerStates: ProducerStateStore;
@@ -333,7 +336,7 @@ export class ReplicaManager {
     this.log.info({ topic: p.topic, partition: p.index, leaderEpoch: reg.leaderEpoch, isr: reg.isr, leo: p.log.logEndOffset }, 'became leader');
     // Waiters of the previous epoch (if this broker led before) must not complete under the new one.
     this.producePurgatory.expireKey(p.key);
-    this.fetchPurgatory.poke(p.key);
+    this.pokeFetches(p);
     if (p.leader!.onLocalAppend(this.durableEnd(p))) this.onHighWatermarkMoved(p);
     this.notifyLeadership(p, true);
   }
@@ -342,7 +345,7 @@ export class ReplicaManager {
     const wasLeader = p.isLeader;
     p.makeFollower(reg);
     this.producePurgatory.expireKey(p.key);
-    this.fetchPurgatory.expireKey(p.key);
+    this.expireFetches(p);
     if (reg.leader >= 0 && this.image) this.fetchers.addPartition(p, reg.leader, reg.leaderEpoch, this.image);
     else this.fetchers.removePartition(p);
     this.log.info({ topic: p.topic, partition: p.index, leader: reg.leader, leaderEpoch: reg.leaderEpoch, wasLeader }, 'became follower');
@@ -357,7 +360,7 @@ export class ReplicaManager {
     this.producerStates.forget(p);
     this.unflushed.delete(p);
     this.producePurgatory.expireKey(p.key);
-    this.fetchPurgatory.expireKey(p.key);
+    this.expireFetches(p);
     this.opts.logs.deleteLog(p.topic, p.index);
     this.log.info({ topic: p.topic, partition: p.index }, 'removed replica');
     if (wasLeader) this.notifyLeadership(p, false);
@@ -488,8 +491,23 @@ export class ReplicaManager {
     return this.opts.durability === 'fsync' ? p.log.recoveryPoint : p.log.logEndOffset;
   }
 
-  private afterLeaderAppend(p: Partition): void {
+  /**
+   * New data in `p`: waiting fetches of it — consumers' and sessionless ones
+   * by its key, followers' sessions holding it by their own key — are checked.
+   */
+  private pokeFetches(p: Partition): void {
     this.fetchPurgatory.poke(p.key);
+    for (const session of this.fetchSessions.sessionsOf(p.key)) this.fetchPurgatory.poke(sessionWaitKey(session));
+  }
+
+  /** `p` changed hands: its waiting fetches answer now (sessions with this partition's error in them). */
+  private expireFetches(p: Partition): void {
+    this.fetchPurgatory.expireKey(p.key);
+    for (const session of [...this.fetchSessions.sessionsOf(p.key)]) this.fetchPurgatory.expireKey(sessionWaitKey(session));
+  }
+
+  private afterLeaderAppend(p: Partition): void {
+    this.pokeFetches(p);
     if (this.opts.durability === 'fsync') {
       this.unflushed.add(p);
       if (!this.flushScheduled) {
@@ -536,6 +554,7 @@ export class ReplicaManager {
       if (!reg || reg.brokerEpoch !== req.brokerEpoch) {
         throw new SluiceError(Errors.STALE_BROKER_EPOCH, `replica fetch from broker ${replicaId} with broker epoch ${req.brokerEpoch}; its registration has ${reg?.brokerEpoch ?? 'none'}`);
       }
+      if (req.sessionEpoch !== SESSIONLESS_EPOCH) return this.fetchInSession(req, isClosed);
     }
     let anyError = false;
     for (const t of req.topics) {
@@ -566,6 +585,83 @@ export class ReplicaManager {
       };
       this.fetchPurgatory.watch(keys, { check, expire: () => resolve(this.readAll(req).response) }, req.maxWaitMs);
     });
+  }
+
+  /**
+   * A follower's session fetch (fetch-sessions.ts): the request updated the
+   * session; every partition of it counts as fetched at its session position
+   * (the ISR rules see the follower keep up with idle ones too) and is read,
+   * and the answer names only the partitions with something to tell.
+   */
+  private fetchInSession(req: FetchRequest, isClosed: () => boolean): Promise<FetchResponse> | FetchResponse {
+    const applied = this.fetchSessions.apply(req, this.opts.clock.monotonicMs());
+    if ('error' in applied) throw new SluiceError(applied.error, applied.message);
+    const session = applied.session;
+    const parts = session.ordered();
+    let anyError = false;
+    for (const sp of parts) {
+      const p = this.partitions.get(sp.key);
+      if (!p || p.leaderProblem(sp.currentLeaderEpoch)) anyError = true;
+      else this.recordFollowerFetch(p, req.replicaId, sp);
+    }
+    const first = this.readSession(session, parts, req);
+    if (anyError || first.anyError || req.maxWaitMs === 0 || first.bytes >= Math.max(1, req.minBytes)) return first.send();
+    return new Promise((resolve) => {
+      const check = (): boolean => {
+        if (isClosed() || this.stopped) {
+          resolve(first.send());
+          return true;
+        }
+        const again = this.readSession(session, parts, req);
+        if (again.bytes < Math.max(1, req.minBytes) && !again.anyError) return false;
+        resolve(again.send());
+        return true;
+      };
+      // Watched under the session's own key: appends to any of its partitions wake it (pokeFetches), and an
+      // HW move alone does not (a follower's fetch waits for data; it hears of the HW with it or at the deadline).
+      this.fetchPurgatory.watch([sessionWaitKey(session)], { check, expire: () => resolve(this.readSession(session, parts, req).send()) }, req.maxWaitMs);
+    });
+  }
+
+  /** Reads every partition of the session; send() builds the answer of the ones to include and marks them sent (call it once, for the answer that goes out). */
+  private readSession(session: FetchSession, parts: readonly SessionPartition[], req: FetchRequest): { bytes: number; anyError: boolean; send: () => FetchResponse } {
+    let remaining = req.maxBytes;
+    let bytes = 0;
+    let anyError = false;
+    const included: Array<{ sp: SessionPartition; out: FetchPartitionResponse }> = [];
+    for (const sp of parts) {
+      if (this.idleInSession(sp)) continue;
+      const out = this.readOne(sp.topic, sp, req.replicaId, remaining);
+      const recordBytes = out.records.length;
+      bytes += recordBytes;
+      remaining -= recordBytes;
+      if (out.errorCode !== 0) anyError = true;
+      if (mustInclude(sp, { errorCode: out.errorCode, highWatermark: out.highWatermark, logStartOffset: out.logStartOffset, recordBytes })) included.push({ sp, out });
+    }
+    const send = (): FetchResponse => {
+      const byTopic = new Map<string, FetchPartitionResponse[]>();
+      for (const { sp, out } of included) {
+        markSent(sp, { errorCode: out.errorCode, highWatermark: out.highWatermark, logStartOffset: out.logStartOffset, recordBytes: out.records.length });
+        let list = byTopic.get(sp.topic);
+        if (!list) byTopic.set(sp.topic, (list = []));
+        list.push(out);
+      }
+      return { errorCode: 0, sessionId: session.id, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) };
+    };
+    return { bytes, anyError, send };
+  }
+
+  /**
+   * Nothing to read and nothing new to tell: the follower is at the log end
+   * and knows the high watermark and log start. The common case for most
+   * partitions of a session, so readOne is skipped for it (it would answer
+   * the same: no records, no error, left out of the answer).
+   */
+  private idleInSession(sp: SessionPartition): boolean {
+    const p = this.partitions.get(sp.key);
+    if (!p || !p.leader || (sp.currentLeaderEpoch >= 0 && sp.currentLeaderEpoch !== p.leaderEpoch)) return false;
+    const log = p.log;
+    return sp.fetchOffset === log.logEndOffset && sp.sentHighWatermark === log.highWatermark && sp.sentLogStartOffset === log.logStartOffset;
   }
 
   private recordFollowerFetch(p: Partition, replicaId: number, fp: FetchPartition): void {

@@ -61,6 +61,8 @@ export const Errors = {
   UNKNOWN_PRODUCER_ID: e(59, 'UNKNOWN_PRODUCER_ID', false, 'The partition has no state for this producer id'),
   NON_EMPTY_GROUP: e(68, 'NON_EMPTY_GROUP', false, 'The group still has members'),
   GROUP_ID_NOT_FOUND: e(69, 'GROUP_ID_NOT_FOUND', false, 'The group does not exist'),
+  FETCH_SESSION_ID_NOT_FOUND: e(70, 'FETCH_SESSION_ID_NOT_FOUND', true, 'The fetch session is not known to this broker (start a new one)'),
+  INVALID_FETCH_SESSION_EPOCH: e(71, 'INVALID_FETCH_SESSION_EPOCH', true, 'The fetch session epoch is not the next one (start a new session)'),
   FENCED_LEADER_EPOCH: e(74, 'FENCED_LEADER_EPOCH', true, 'The leader epoch in the request is older than the broker\'s'),
   UNKNOWN_LEADER_EPOCH: e(75, 'UNKNOWN_LEADER_EPOCH', true, 'The leader epoch in the request is newer than the broker\'s'),
   UNSUPPORTED_COMPRESSION_TYPE: e(76, 'UNSUPPORTED_COMPRESSION_TYPE', false, 'The batch uses a compression codec this cluster does not support'),

@@ -59,8 +59,8 @@ describe('replication: replica manager (in-process brokers)', function () {
 
   function consumerFetch(fetchOffset: number, maxWaitMs: number): FetchRequest {
     return {
-      replicaId: -1, brokerEpoch: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 20,
-      topics: [{ name: T, partitions: [{ partition: 0, fetchOffset, currentLeaderEpoch: 0, partitionMaxBytes: 1 << 20 }] }],
+      replicaId: -1, brokerEpoch: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, sessionId: 0, sessionEpoch: -1,
+      topics: [{ name: T, partitions: [{ partition: 0, fetchOffset, currentLeaderEpoch: 0, partitionMaxBytes: 1 << 20 }] }], forgotten: [],
     };
   }
 
@@ -135,6 +135,62 @@ describe('replication: replica manager (in-process brokers)', function () {
     const expired = await within('the poll deadline', short as Promise<FetchResponse>);
     expect(expired.topics[0]!.partitions[0]!).to.include({ errorCode: 0, highWatermark: 2 });
     expect(expired.topics[0]!.partitions[0]!.records.length).to.equal(0);
+  });
+
+  it('serves follower fetch sessions: answers name only partitions with news; a wrong epoch or a consumer session is refused', async () => {
+    cluster = await TestCluster.start([1, 2, 3]);
+    const c = cluster;
+    const MANY = 'many';
+    c.createTopic(MANY, 'tid-many', Array.from({ length: 20 }, () => ({ replicas: [1, 2, 3] })));
+    expect((await c.produce(1, MANY, -1, batchOf('a'), { partition: 0 })).errorCode).to.equal(0);
+    // The test fetches as broker 4: registered, but a replica of nothing, so the real followers' sessions are left alone.
+    c.publish([{ type: 'registerBroker', v: 1, brokerId: 4, incarnationId: 'inc-4', brokerEpoch: 77, endpoints: [], rack: null, fenced: false }]);
+    const fetch = (sessionId: number, sessionEpoch: number, partitions: Array<[number, number]>, maxWaitMs = 0) => c.request<FetchResponse>(1, ApiKey.Fetch, {
+      replicaId: 4, brokerEpoch: 77, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, sessionId, sessionEpoch,
+      topics: partitions.length === 0 ? [] : [{ name: MANY, partitions: partitions.map(([partition, fetchOffset]) => ({ partition, fetchOffset, currentLeaderEpoch: 0, partitionMaxBytes: 1 << 20 })) }],
+    });
+    const named = (res: FetchResponse) => res.topics.flatMap((t) => t.partitions.map((x) => x.partition)).sort((a, b) => a - b);
+    const opened = await fetch(0, 0, Array.from({ length: 20 }, (_, i) => [i, i === 0 ? 1 : 0] as [number, number]));
+    expect(opened.errorCode).to.equal(0);
+    expect(opened.sessionId).to.be.greaterThan(0);
+    expect(named(opened), 'the first answer names every partition').to.deep.equal(Array.from({ length: 20 }, (_, i) => i));
+    const quiet = await fetch(opened.sessionId!, 1, []);
+    expect(named(quiet), 'nothing new anywhere').to.deep.equal([]);
+    const waiting = fetch(opened.sessionId!, 2, [], 10_000);
+    expect((await c.produce(1, MANY, 1, batchOf('b'), { partition: 7 })).errorCode).to.equal(0);
+    const woke = await within('the session fetch to wake on the append', waiting);
+    expect(named(woke), 'only the partition that was appended to').to.deep.equal([7]);
+    expect(valuesIn(woke.topics[0]!.partitions[0]!.records)).to.deep.equal(['b']);
+    expect((await fetch(opened.sessionId!, 9, [])).errorCode).to.equal(Errors.INVALID_FETCH_SESSION_EPOCH.code);
+    expect((await fetch(opened.sessionId!, 4, [])).errorCode, 'a wrong epoch ended the session').to.equal(Errors.FETCH_SESSION_ID_NOT_FOUND.code);
+    const consumer = await c.request<FetchResponse>(1, ApiKey.Fetch, { replicaId: -1, maxWaitMs: 0, sessionId: 0, sessionEpoch: 0, topics: [] });
+    expect(consumer.errorCode).to.equal(Errors.INVALID_REQUEST.code);
+  });
+
+  it('a follower whose session the leader dropped opens a new one and goes on replicating', async () => {
+    const c = await threeNodes();
+    expect((await c.produce(1, T, -1, batchOf('a'))).errorCode).to.equal(0);
+    // Open a session as broker 2: the leader keeps one session per replica, so the real fetcher's is gone.
+    const taken = await c.request<FetchResponse>(1, ApiKey.Fetch, {
+      replicaId: 2, brokerEpoch: c.node(2).brokerEpoch, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionId: 0, sessionEpoch: 0,
+      topics: [{ name: T, partitions: [{ partition: 0, fetchOffset: log(2).logEndOffset, currentLeaderEpoch: 0, partitionMaxBytes: 1 << 20 }] }],
+    });
+    expect(taken.errorCode).to.equal(0);
+    for (const v of ['b', 'c', 'd']) expect((await c.produce(1, T, -1, batchOf(v))).errorCode, `acks=all of ${v} needs broker 2`).to.equal(0);
+    await waitFor('broker 2 holds every record', () => log(2).logEndOffset === 4);
+    expect(readAllBytes(log(2)).equals(readAllBytes(log(1)))).to.equal(true);
+  });
+
+  it('keeps followers of idle partitions in the ISR while their fetches name only a busy partition', async () => {
+    cluster = await TestCluster.start([1, 2, 3], { replicaLagTimeMaxMs: 300 });
+    const c = cluster;
+    c.createTopic('mixed', 'tid-mixed', Array.from({ length: 10 }, () => ({ replicas: [1, 2, 3] })));
+    const started = Date.now();
+    // A bounded stretch of acks=all traffic on partition 0 lasting several lag times (each produce waits for both followers).
+    for (let i = 0; i < 20_000 && Date.now() - started < 4 * 300; i++) expect((await c.produce(1, 'mixed', -1, batchOf(`v${i}`), { partition: 0 })).errorCode).to.equal(0);
+    expect(Date.now() - started, 'the traffic outlasted the lag time').to.be.greaterThan(2 * 300);
+    expect(c.alterCalls.filter((call) => call.newIsr.length < 3), 'no ISR shrink').to.deep.equal([]);
+    for (let p = 0; p < 10; p++) expect(c.registration('mixed', p).isr).to.have.length(3);
   });
 
   it('times acks=all out while an ISR follower is down, and asks the controller to shrink it after the lag time', async () => {

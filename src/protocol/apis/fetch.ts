@@ -2,14 +2,27 @@
 // watermark) and by follower replicas (replicaId = broker id: reads go to the
 // log end, and the fetch offset tells the leader the follower's LEO).
 //
-//   request  { replicaId, brokerEpoch?, maxWaitMs, minBytes, maxBytes,
-//              topics: [{ name, partitions: [{ partition, fetchOffset, currentLeaderEpoch, partitionMaxBytes }] }] }
-//   response { errorCode, topics: [{ name, partitions: [{ partition, errorCode, errorMessage, highWatermark,
+//   request  { replicaId, brokerEpoch?, maxWaitMs, minBytes, maxBytes, sessionId?, sessionEpoch?,
+//              topics: [{ name, partitions: [{ partition, fetchOffset, currentLeaderEpoch, partitionMaxBytes }] }],
+//              forgotten?: [{ name, partitions: [int] }] }
+//   response { errorCode, sessionId?, topics: [{ name, partitions: [{ partition, errorCode, errorMessage, highWatermark,
 //              logStartOffset, logEndOffset?, records: bin }] }] }
 // Whole batches as stored (the first may start below fetchOffset: the client
 // skips records before it). currentLeaderEpoch -1 skips the epoch check.
+//
+// Fetch sessions (Kafka's KIP-227; follower fetches only): sessionEpoch -1
+// (the default) is a sessionless full fetch. Epoch 0 opens a session: the
+// request lists every partition and the answer carries the new sessionId.
+// Then each request names that session and the next epoch (1, 2, ...) and
+// lists only the partitions whose fetch position changed or that are new,
+// plus the ones to drop (forgotten); the answer lists only the partitions
+// with something to tell — records, a new high watermark or log start, an
+// error, or a first answer. The leader keeps reading every partition of the
+// session. An unknown session or a wrong epoch is a whole-request error
+// (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH): the follower
+// opens a new session. replication/fetch-sessions.ts has the leader's side.
 
-import { badRequest, int, list, str, type Body } from '../body.js';
+import { badRequest, int, ints, list, str, type Body } from '../body.js';
 
 export const CONSUMER_REPLICA_ID = -1;
 
@@ -25,8 +38,18 @@ export interface FetchRequest {
   readonly maxWaitMs: number;
   readonly minBytes: number;
   readonly maxBytes: number;
+  /** The session a follower fetch continues (NO_FETCH_SESSION when it opens one or has none). */
+  readonly sessionId: number;
+  /** SESSIONLESS_EPOCH: a full fetch without a session; 0 opens one; >= 1 continues sessionId. */
+  readonly sessionEpoch: number;
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly FetchPartition[] }>;
+  /** Partitions to drop from the session. */
+  readonly forgotten: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }>;
 }
+
+export const NO_FETCH_SESSION = 0;
+export const SESSIONLESS_EPOCH = -1;
+export const INITIAL_SESSION_EPOCH = 0;
 
 export interface FetchPartitionResponse {
   partition: number;
@@ -38,7 +61,12 @@ export interface FetchPartitionResponse {
   logEndOffset?: number;
   records: Uint8Array;
 }
-export interface FetchResponse { errorCode: number; topics: Array<{ name: string; partitions: FetchPartitionResponse[] }> }
+export interface FetchResponse {
+  errorCode: number;
+  /** The follower's fetch session (absent for sessionless fetches). */
+  sessionId?: number;
+  topics: Array<{ name: string; partitions: FetchPartitionResponse[] }>;
+}
 
 const FETCH_WAIT_MS_MAX = 60_000;
 
@@ -61,5 +89,11 @@ export function parseFetchRequest(b: Body): FetchRequest {
       return fp;
     }),
   }));
-  return { replicaId: int(b, 'replicaId', -1), brokerEpoch: int(b, 'brokerEpoch', -1), maxWaitMs, minBytes, maxBytes, topics };
+  const replicaId = int(b, 'replicaId', -1);
+  const sessionId = int(b, 'sessionId', NO_FETCH_SESSION);
+  const sessionEpoch = int(b, 'sessionEpoch', SESSIONLESS_EPOCH);
+  if (sessionEpoch < SESSIONLESS_EPOCH || sessionId < 0) throw badRequest('sessionId must be >= 0 and sessionEpoch >= -1');
+  if (sessionEpoch !== SESSIONLESS_EPOCH && replicaId < 0) throw badRequest('fetch sessions are for follower fetches (replicaId >= 0)');
+  const forgotten = b.forgotten === undefined ? [] : list(b, 'forgotten').map((t) => ({ name: str(t, 'name'), partitions: ints(t.partitions, 'forgotten partitions') }));
+  return { replicaId, brokerEpoch: int(b, 'brokerEpoch', -1), maxWaitMs, minBytes, maxBytes, sessionId, sessionEpoch, topics, forgotten };
 }
