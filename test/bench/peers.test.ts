@@ -55,7 +55,8 @@ async function exercise(d: Deployment): Promise<void> {
     const grouped = await d.consume({ records: produced2.records, seconds: SECONDS, consumers: 2 }, () => undefined);
     expect(grouped.records, 'a two-member group reads everything back').to.equal(RECORDS);
 
-    const latency = await d.e2e({ ratePerS: E2E_RATE_PER_S, seconds: E2E_SECONDS, warmupSeconds: 1, valueBytes: VALUE_BYTES }, () => undefined);
+    // A short warm-up: a peer slow to start (cold JIT here, cold binary there) must still leave measured records.
+    const latency = await d.e2e({ ratePerS: E2E_RATE_PER_S, seconds: E2E_SECONDS, warmupSeconds: 0.25, valueBytes: VALUE_BYTES }, () => undefined);
     expect(latency.records).to.be.greaterThan(0);
     expect(latency.p50Ms).to.be.greaterThan(0);
     expect(latency.p99Ms).to.be.at.least(latency.p50Ms);
