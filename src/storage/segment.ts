@@ -252,7 +252,7 @@ export class LogSegment {
   read(position: number, firstBatchBytes: number, maxBytes: number, maxPosition: number, memory: LogTail | null = null): SegmentRead {
     const available = Math.min(maxPosition, this._sizeBytes) - position;
     if (available <= 0) return { records: EMPTY, lastBatchStart: -1 };
-    if (!(firstBatchBytes <= available)) throw new AssertionError('read: first batch past the read limit');
+    assert(firstBatchBytes <= available, 'read: first batch past the read limit');
     const len = firstBatchBytes >= maxBytes ? firstBatchBytes : Math.min(maxBytes, available);
     const buf = memory?.read(position, len) ?? this.readFile(position, len);
     let end = 0;
@@ -264,7 +264,7 @@ export class LogSegment {
       lastBatchStart = end;
       end += size;
     }
-    if (!(end >= firstBatchBytes)) throw new AssertionError('read: first batch not whole');
+    assert(end >= firstBatchBytes, 'read: first batch not whole');
     return { records: end === buf.length ? buf : buf.subarray(0, end), lastBatchStart };
   }
 
@@ -432,17 +432,14 @@ export class LogSegment {
   /** fsyncs the log and the index files. */
   flush(): void {
     if (this.fdClosed || this.closeRequested) return;
-    if (this.unsynced) {
-      fs.fsyncSync(this.fd);
-      this.unsynced = false;
-    }
+    this.flushData();
     if (!this.needsIndexFiles()) return;
     this.offsetIndex.persist(true);
     this.timeIndex.persist(true);
   }
 
   /**
-   * fsyncs the log file only. For the active segment of a log whose recovery
+   * fsyncs the log file only (flush() without the indexes). For the active segment of a log whose recovery
    * point moves with each flush (fsync durability): after a crash the segment
    * holding the recovery point is re-validated and its indexes rebuilt
    * (log-loader.ts), so its index files need not be on disk — that saved two
