@@ -31,7 +31,9 @@ import { effectiveBrokerConfig, effectiveTopicConfig } from '../metadata/config-
 import { TokenBucket } from './rules/throttle.js';
 import type { ProduceRequest, ProduceResponse, ProducePartitionResponse } from '../protocol/apis/produce.js';
 import { SESSIONLESS_EPOCH, type FetchPartition, type FetchRequest, type FetchResponse, type FetchPartitionResponse } from '../protocol/apis/fetch.js';
-import { FetchSessionCache, markSent, mustInclude, sessionWaitKey, type FetchSession, type SessionPartition } from './fetch-sessions.js';
+import {
+  FetchSessionCache, markSent, mustInclude, sessionWaitKey, type FetchSession, type PartitionAnswer, type SessionPartition,
+} from './fetch-sessions.js';
 import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
@@ -80,6 +82,13 @@ export interface ReplicaManagerOptions {
 }
 
 type PartitionError = { errorCode: number; errorMessage: string | null };
+
+/** One read of a fetch's partitions: the record bytes found, whether any partition erred, and the answer it makes. */
+interface FetchRead {
+  readonly bytes: number;
+  readonly anyError: boolean;
+  answer(): FetchResponse;
+}
 
 export type LeadershipListener = (p: Partition, leading: boolean) => void;
 
@@ -558,33 +567,43 @@ export class ReplicaManager {
     }
     let anyError = false;
     for (const t of req.topics) {
-      for (const fp of t.partitions) {
-        const p = this.partitions.get(partitionKey(t.name, fp.partition));
-        if (!p || p.leaderProblem(fp.currentLeaderEpoch)) {
-          anyError = true;
-          continue;
-        }
-        if (replicaId >= 0) this.recordFollowerFetch(p, replicaId, fp);
-      }
+      for (const fp of t.partitions) if (!this.servable(partitionKey(t.name, fp.partition), replicaId, fp)) anyError = true;
     }
     const first = this.readAll(req);
     // An error in any partition (e.g. OFFSET_OUT_OF_RANGE from the read) is answered at once, as Kafka does.
-    anyError ||= first.response.topics.some((t) => t.partitions.some((x) => x.errorCode !== 0));
-    if (anyError || req.maxWaitMs === 0 || first.bytes >= Math.max(1, req.minBytes)) return first.response;
+    const minBytes = Math.max(1, req.minBytes);
+    if (anyError || first.anyError || req.maxWaitMs === 0 || first.bytes >= minBytes) return first.answer();
+    const keys = req.topics.flatMap((t) => t.partitions.map((fp) => partitionKey(t.name, fp.partition)));
+    return this.longPoll(keys, first, () => this.readAll(req), (r) => r.bytes >= minBytes, req.maxWaitMs, isClosed);
+  }
+
+  /**
+   * Waits for `ready(read())` — re-read whenever one of `keys` is poked —
+   * and answers with that read; at the deadline with a read of that moment;
+   * with `first` once the connection or the broker goes away.
+   */
+  private longPoll(keys: readonly string[], first: FetchRead, read: () => FetchRead, ready: (r: FetchRead) => boolean, maxWaitMs: number, isClosed: () => boolean): Promise<FetchResponse> {
     return new Promise((resolve) => {
-      const keys = req.topics.flatMap((t) => t.partitions.map((fp) => partitionKey(t.name, fp.partition)));
       const check = (): boolean => {
         if (isClosed() || this.stopped) {
-          resolve(first.response);
+          resolve(first.answer());
           return true;
         }
-        const again = this.readAll(req);
-        if (again.bytes < Math.max(1, req.minBytes)) return false;
-        resolve(again.response);
+        const again = read();
+        if (!ready(again)) return false;
+        resolve(again.answer());
         return true;
       };
-      this.fetchPurgatory.watch(keys, { check, expire: () => resolve(this.readAll(req).response) }, req.maxWaitMs);
+      this.fetchPurgatory.watch(keys, { check, expire: () => resolve(read().answer()) }, maxWaitMs);
     });
+  }
+
+  /** Whether partition `key` can serve `fp` here; a follower's fetch of it is recorded (its LEO, the ISR rules). */
+  private servable(key: string, replicaId: number, fp: FetchPartition): boolean {
+    const p = this.partitions.get(key);
+    if (!p || p.leaderProblem(fp.currentLeaderEpoch)) return false;
+    if (replicaId >= 0) this.recordFollowerFetch(p, replicaId, fp);
+    return true;
   }
 
   /**
@@ -599,36 +618,21 @@ export class ReplicaManager {
     const session = applied.session;
     const parts = session.ordered();
     let anyError = false;
-    for (const sp of parts) {
-      const p = this.partitions.get(sp.key);
-      if (!p || p.leaderProblem(sp.currentLeaderEpoch)) anyError = true;
-      else this.recordFollowerFetch(p, req.replicaId, sp);
-    }
+    for (const sp of parts) if (!this.servable(sp.key, req.replicaId, sp)) anyError = true;
     const first = this.readSession(session, parts, req);
-    if (anyError || first.anyError || req.maxWaitMs === 0 || first.bytes >= Math.max(1, req.minBytes)) return first.send();
-    return new Promise((resolve) => {
-      const check = (): boolean => {
-        if (isClosed() || this.stopped) {
-          resolve(first.send());
-          return true;
-        }
-        const again = this.readSession(session, parts, req);
-        if (again.bytes < Math.max(1, req.minBytes) && !again.anyError) return false;
-        resolve(again.send());
-        return true;
-      };
-      // Watched under the session's own key: appends to any of its partitions wake it (pokeFetches), and an
-      // HW move alone does not (a follower's fetch waits for data; it hears of the HW with it or at the deadline).
-      this.fetchPurgatory.watch([sessionWaitKey(session)], { check, expire: () => resolve(this.readSession(session, parts, req).send()) }, req.maxWaitMs);
-    });
+    const minBytes = Math.max(1, req.minBytes);
+    if (anyError || first.anyError || req.maxWaitMs === 0 || first.bytes >= minBytes) return first.answer();
+    // Watched under the session's own key: appends to any of its partitions wake it (pokeFetches), and an
+    // HW move alone does not (a follower's fetch waits for data; it hears of the HW with it or at the deadline).
+    return this.longPoll([sessionWaitKey(session)], first, () => this.readSession(session, parts, req), (r) => r.bytes >= minBytes || r.anyError, req.maxWaitMs, isClosed);
   }
 
-  /** Reads every partition of the session; send() builds the answer of the ones to include and marks them sent (call it once, for the answer that goes out). */
-  private readSession(session: FetchSession, parts: readonly SessionPartition[], req: FetchRequest): { bytes: number; anyError: boolean; send: () => FetchResponse } {
+  /** Reads every partition of the session; answer() builds the answer of the ones to include and marks them sent (call it once, for the answer that goes out). */
+  private readSession(session: FetchSession, parts: readonly SessionPartition[], req: FetchRequest): FetchRead {
     let remaining = req.maxBytes;
     let bytes = 0;
     let anyError = false;
-    const included: Array<{ sp: SessionPartition; out: FetchPartitionResponse }> = [];
+    const included: Array<{ sp: SessionPartition; out: FetchPartitionResponse; told: PartitionAnswer }> = [];
     for (const sp of parts) {
       if (this.idleInSession(sp)) continue;
       const out = this.readOne(sp.topic, sp, req.replicaId, remaining);
@@ -636,19 +640,20 @@ export class ReplicaManager {
       bytes += recordBytes;
       remaining -= recordBytes;
       if (out.errorCode !== 0) anyError = true;
-      if (mustInclude(sp, { errorCode: out.errorCode, highWatermark: out.highWatermark, logStartOffset: out.logStartOffset, recordBytes })) included.push({ sp, out });
+      const told: PartitionAnswer = { errorCode: out.errorCode, highWatermark: out.highWatermark, logStartOffset: out.logStartOffset, recordBytes };
+      if (mustInclude(sp, told)) included.push({ sp, out, told });
     }
-    const send = (): FetchResponse => {
+    const answer = (): FetchResponse => {
       const byTopic = new Map<string, FetchPartitionResponse[]>();
-      for (const { sp, out } of included) {
-        markSent(sp, { errorCode: out.errorCode, highWatermark: out.highWatermark, logStartOffset: out.logStartOffset, recordBytes: out.records.length });
+      for (const { sp, out, told } of included) {
+        markSent(sp, told);
         let list = byTopic.get(sp.topic);
         if (!list) byTopic.set(sp.topic, (list = []));
         list.push(out);
       }
       return { errorCode: 0, sessionId: session.id, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) };
     };
-    return { bytes, anyError, send };
+    return { bytes, anyError, answer };
   }
 
   /**
@@ -673,20 +678,24 @@ export class ReplicaManager {
     if (!leader.isr.includes(replicaId)) this.maybeChangeIsr(p);
   }
 
-  private readAll(req: FetchRequest): { response: FetchResponse; bytes: number } {
+  private readAll(req: FetchRequest): FetchRead {
     let remaining = req.maxBytes;
     let bytes = 0;
+    let anyError = false;
     const topics = req.topics.map((t) => ({
       name: t.name,
       partitions: t.partitions.map((fp) => {
         const out = this.readOne(t.name, fp, req.replicaId, remaining);
         bytes += out.records.length;
         remaining -= out.records.length;
+        if (out.errorCode !== 0) anyError = true;
         return out;
       }),
     }));
-    return { response: { errorCode: 0, topics }, bytes };
+    const response: FetchResponse = { errorCode: 0, topics };
+    return { bytes, anyError, answer: () => response };
   }
+
 
   private readOne(topic: string, fp: FetchPartition, replicaId: number, remainingBytes: number): FetchPartitionResponse {
     const out: FetchPartitionResponse = { partition: fp.partition, ...NONE, highWatermark: -1, logStartOffset: -1, records: EMPTY };
