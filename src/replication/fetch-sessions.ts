@@ -25,13 +25,11 @@
 //   replica manager wakes a session's waiting fetch through it on appends).
 
 import { Errors, type ErrorInfo } from '../util/errors.js';
-import { INITIAL_SESSION_EPOCH, type FetchPartition, type FetchRequest } from '../protocol/apis/fetch.js';
+import { INITIAL_SESSION_EPOCH, nextSessionEpoch, type FetchPartition, type FetchRequest } from '../protocol/apis/fetch.js';
 import { partitionKey } from './partition.js';
 
 /** The cache's bound, as Kafka's max.incremental.fetch.session.cache.slots. */
 export const FETCH_SESSIONS_MAX = 1000;
-/** Session epochs wrap back to 1 (0 means "open a new session"). */
-const SESSION_EPOCH_MAX = 0x7fffffff;
 
 export interface SessionPartition {
   readonly topic: string;
@@ -191,7 +189,7 @@ export class FetchSessionCache {
   }
 
   private advance(session: FetchSession, nowMs: number): void {
-    session.nextEpoch = session.nextEpoch >= SESSION_EPOCH_MAX ? 1 : session.nextEpoch + 1;
+    session.nextEpoch = nextSessionEpoch(session.nextEpoch);
     session.lastUsedMs = nowMs;
     // Least recently used first: a used session moves to the end of the map's order.
     this.sessions.delete(session.id);

@@ -29,7 +29,7 @@ import { AssertionError } from '../util/assert.js';
 import { Errors } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { ApiKey } from '../protocol/api-keys.js';
-import { INITIAL_SESSION_EPOCH, NO_FETCH_SESSION, type FetchPartitionResponse, type FetchResponse } from '../protocol/apis/fetch.js';
+import { INITIAL_SESSION_EPOCH, NO_FETCH_SESSION, nextSessionEpoch, type FetchPartitionResponse, type FetchResponse } from '../protocol/apis/fetch.js';
 import type { EpochEndOffsetResponse } from '../protocol/apis/offsets.js';
 import { ClientLink, type WebSocketFactory, type WebSocketLike } from '../net/client-link.js';
 import type { MetadataImage } from '../metadata/image.js';
@@ -71,8 +71,6 @@ interface FollowerSession {
   /** Every partition in the session, with the position the leader holds for it. */
   readonly positions: ReadonlyMap<string, { readonly state: FetchState; readonly fetchOffset: number }>;
 }
-
-const SESSION_EPOCH_MAX = 0x7fffffff;
 
 /** Links to leaders over `ws`, dialed from `localAddress` when given (a node's --outbound-address). */
 export function replicaLinkFactory(localAddress?: string): WebSocketFactory {
@@ -309,7 +307,7 @@ export class ReplicaFetcher {
     // A leader without sessions answers every partition and no session id: stay sessionless then.
     if (res.sessionId !== undefined && res.sessionId !== NO_FETCH_SESSION) {
       const epoch = session !== null && session.id === res.sessionId ? session.epoch : INITIAL_SESSION_EPOCH;
-      this.session = { id: res.sessionId, epoch: epoch >= SESSION_EPOCH_MAX ? 1 : epoch + 1, positions };
+      this.session = { id: res.sessionId, epoch: nextSessionEpoch(epoch), positions };
     }
     for (const t of res.topics ?? []) {
       for (const r of t.partitions) {

@@ -51,6 +51,11 @@ export const NO_FETCH_SESSION = 0;
 export const SESSIONLESS_EPOCH = -1;
 export const INITIAL_SESSION_EPOCH = 0;
 
+/** The epoch after `epoch` in a fetch session: they wrap from 2^31 - 1 back to 1 (0 opens a session). */
+export function nextSessionEpoch(epoch: number): number {
+  return epoch >= 0x7fffffff ? 1 : epoch + 1;
+}
+
 export interface FetchPartitionResponse {
   partition: number;
   errorCode: number;
