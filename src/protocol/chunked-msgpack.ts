@@ -57,7 +57,7 @@ class ChunkWriter {
       case 'object':
         if (v instanceof Uint8Array) return this.bin(v);
         if (Array.isArray(v)) {
-          this.header(v.length, 0x90, 0xdc, 0xdd, 16);
+          this.header(v.length, 0x90, 0xdc, 0xdd);
           for (const x of v) this.value(x, depth + 1);
           return;
         }
@@ -70,16 +70,16 @@ class ChunkWriter {
 
   private map(o: Record<string, unknown>, depth: number): void {
     const keys = Object.keys(o);
-    this.header(keys.length, 0x80, 0xde, 0xdf, 16);
+    this.header(keys.length, 0x80, 0xde, 0xdf);
     for (const k of keys) {
       this.string(k);
       this.value(o[k], depth + 1);
     }
   }
 
-  /** A fix-size header for n < fixLimit, else the 16- or 32-bit form. */
-  private header(n: number, fix: number, code16: number, code32: number, fixLimit: number): void {
-    if (n < fixLimit) return this.byte(fix | n);
+  /** An array's or map's header: the fix form below 16 entries, else the 16- or 32-bit form. */
+  private header(n: number, fix: number, code16: number, code32: number): void {
+    if (n < 16) return this.byte(fix | n);
     this.room(5);
     if (n <= 0xffff) {
       this.buf[this.pos++] = code16;
