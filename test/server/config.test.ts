@@ -1,4 +1,9 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readServerConfigFile } from '../../src/server/config-file.js';
+import { DEFAULT_LOG_MANAGER_CONFIG } from '../../src/storage/log-config.js';
 import { parseQuorum } from '../../src/raft-node/quorum-config.js';
 import { deriveClusterId, parseRoles, serverConfigFromFlags, type ServerFlags } from '../../src/server/config.js';
 
@@ -59,8 +64,7 @@ describe('server config', () => {
 describe('server config: log manager keys', () => {
   const broker: ServerFlags = { ...base, roles: 'broker,controller', listen: 'ws://127.0.0.1:9092' };
 
-  it('reads the log manager settings (tail cache, checkpoint timers) from the same log keys, defaults otherwise', async () => {
-    const { DEFAULT_LOG_MANAGER_CONFIG } = await import('../../src/storage/log-config.js');
+  it('reads the log manager settings (tail cache, checkpoint timers) from the same log keys, defaults otherwise', () => {
     expect(serverConfigFromFlags(broker).broker!.logManagerConfig).to.deep.equal(DEFAULT_LOG_MANAGER_CONFIG);
     const cfg = serverConfigFromFlags({
       ...broker, logConfig: JSON.stringify({ 'log.tail.cache.bytes': '0', 'replica.high.watermark.checkpoint.interval.ms': '1000', 'log.segment.bytes': '1048576' }),
@@ -71,11 +75,7 @@ describe('server config: log manager keys', () => {
     expect(() => serverConfigFromFlags({ ...broker, logConfig: JSON.stringify({ 'log.tail.cache.bytes': '-1' }) })).to.throw(/log.tail.cache.bytes=-1/);
   });
 
-  it('takes them from a config file', async () => {
-    const fs = await import('node:fs');
-    const os = await import('node:os');
-    const path = await import('node:path');
-    const { readServerConfigFile } = await import('../../src/server/config-file.js');
+  it('takes them from a config file', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-config-'));
     try {
       const file = path.join(dir, 'server.properties');
