@@ -17,9 +17,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { batchProblem } from '../src/storage/batch-header.js';
+import { batchProblem } from '../src/record/batch-header.js';
 import { PartitionLog } from '../src/storage/partition-log.js';
-import { encodeRecordBatch } from '../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../src/record/record-batch.js';
 
 export interface StorageBenchOptions {
   recordBytes?: number;

@@ -20,7 +20,7 @@
 import { Client } from '../../src/index.js';
 import type { BrokerConnection } from '../../src/client/broker-connection.js';
 import { decodeFetchedRecords } from '../../src/client/records.js';
-import { baseOffsetOf, batchSizeAt, lastOffsetOf } from '../../src/storage/batch-header.js';
+import { baseOffsetOf, batchSizeAt, lastOffsetOf } from '../../src/record/batch-header.js';
 import { ThroughputMeter } from './measure.js';
 import type { ConsumeSpec, Progress, ThroughputResult } from './types.js';
 

@@ -13,7 +13,7 @@
 // unprocessed. Pausing a partition mid-chunk rewinds its position to the
 // first record not handed over, so resume() delivers it again.
 
-import type { RecordHeader } from '../storage/record-batch.js';
+import type { RecordHeader } from '../record/record-batch.js';
 import type { Chunk } from './consumer-fetcher.js';
 import type { ConsumedRecord } from './records.js';
 

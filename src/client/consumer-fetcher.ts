@@ -32,7 +32,7 @@
 import { Errors, isSluiceError, SluiceError } from '../util/errors.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../protocol/apis/offsets.js';
 import type { FetchPartitionResponse } from '../protocol/apis/fetch.js';
-import { batchSizeAt, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, lastOffsetOf } from '../storage/batch-header.js';
+import { batchSizeAt, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, lastOffsetOf } from '../record/batch-header.js';
 import type { Client } from './client.js';
 import { listOffsets, partitionKey } from './consumer-list-offsets.js';
 import type { OffsetReset, ResolvedConsumerOptions } from './consumer-options.js';

@@ -52,7 +52,7 @@
 
 import { Errors, type SluiceError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
-import type { RecordInput } from '../storage/record-batch.js';
+import type { RecordInput } from '../record/record-batch.js';
 
 /** Sequences are int32 and wrap from 2^31 - 1 to 0. */
 export const SEQUENCE_MAX = 0x7fffffff;

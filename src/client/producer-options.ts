@@ -6,7 +6,7 @@
 import type { Clock } from '../util/clock.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Rng } from '../util/rng.js';
-import { CompressionType } from '../storage/batch-header.js';
+import { CompressionType } from '../record/batch-header.js';
 import type { Partitioner } from './partitioners.js';
 import { IDEMPOTENT_IN_FLIGHT_MAX, type Acks } from './producer-batch.js';
 

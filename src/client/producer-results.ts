@@ -10,7 +10,7 @@
 // so results keep the order in which records were appended.
 
 import type { SluiceError } from '../util/errors.js';
-import type { RecordInput } from '../storage/record-batch.js';
+import type { RecordInput } from '../record/record-batch.js';
 import type { PendingRecord, RecordMetadata } from './producer-batch.js';
 
 export class SendResults {

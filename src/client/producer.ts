@@ -21,8 +21,8 @@
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { SystemClock, type Clock } from '../util/clock.js';
 import { SeededRng, type Rng } from '../util/rng.js';
-import type { RecordInput } from '../storage/record-batch.js';
-import { RECORD_BATCH_HEADER_BYTES } from '../storage/batch-header.js';
+import type { RecordInput } from '../record/record-batch.js';
+import { RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
 import { sleep, type Client, type TopicInfo } from './client.js';
 import { toRecordInput, type Message } from './records.js';
 import { DefaultPartitioner, type Partitioner, type PartitionerInput } from './partitioners.js';

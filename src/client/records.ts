@@ -1,5 +1,5 @@
 // From application messages to produce batches and from fetched batches back
-// to records, on top of the RecordBatch v2 codec (src/storage/record-batch.ts).
+// to records, on top of the RecordBatch v2 codec (src/record/record-batch.ts).
 //
 // Fetch responses carry whole batches as stored, so the first batch may start
 // before the offset asked for: records below the fetch offset are dropped
@@ -13,8 +13,8 @@
 // Portability: the codec uses Buffer, node:zlib (gzip) and a native CRC32C,
 // so unlike broker-connection.ts this module is Node-only for now.
 
-import { CompressionType, CONTROL_FLAG_MASK } from '../storage/batch-header.js';
-import { decodeRecordBatches, encodeRecordBatch, type RecordHeader, type RecordInput } from '../storage/record-batch.js';
+import { CompressionType, CONTROL_FLAG_MASK } from '../record/batch-header.js';
+import { decodeRecordBatches, encodeRecordBatch, type RecordHeader, type RecordInput } from '../record/record-batch.js';
 
 export type MessageBytes = string | Uint8Array | null;
 

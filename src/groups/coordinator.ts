@@ -28,7 +28,7 @@ import { effectiveBrokerConfig } from '../metadata/config-defs.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { Partition } from '../replication/partition.js';
 import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
-import { encodeRecordBatch, type RecordInput } from '../storage/record-batch.js';
+import { encodeRecordBatch, type RecordInput } from '../record/record-batch.js';
 import {
   CONSUMER_OFFSETS_TOPIC, GROUP_ID_LENGTH_MAX,
   type DeleteGroupsResponse, type DescribeGroupsResponse, type FindCoordinatorRequest, type FindCoordinatorResponse,

@@ -5,9 +5,9 @@
 // does not stall the broker; the load stops early when `cancelled()` says
 // leadership moved on. A record that cannot be decoded is skipped and counted.
 
-import { CONTROL_FLAG_MASK } from '../storage/batch-header.js';
+import { CONTROL_FLAG_MASK } from '../record/batch-header.js';
 import type { PartitionLog } from '../storage/partition-log.js';
-import { decodeRecordBatches } from '../storage/record-batch.js';
+import { decodeRecordBatches } from '../record/record-batch.js';
 import { decodeGroupValue, decodeKey, decodeOffsetValue, type CommittedOffset } from './records.js';
 import type { GroupSnapshot } from './membership/types.js';
 

@@ -10,7 +10,7 @@
 
 import { Errors } from '../util/errors.js';
 import type { MetadataImage } from '../metadata/image.js';
-import type { RecordInput } from '../storage/record-batch.js';
+import type { RecordInput } from '../record/record-batch.js';
 import type {
   OffsetCommitPartition, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartitionResponse, OffsetFetchRequest, OffsetFetchResponse,
 } from '../protocol/apis/groups.js';

@@ -21,7 +21,7 @@ import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import {
   BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, BASE_SEQUENCE_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD_BYTES, MAX_TIMESTAMP_OFFSET,
   PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, RECORD_BATCH_HEADER_BYTES, batchSizeAt,
-} from '../storage/batch-header.js';
+} from '../record/batch-header.js';
 import { int64At } from '../storage/batch-scanner.js';
 import { LOG_FILE_SUFFIX, segmentFileName } from '../storage/segment.js';
 import type { PartitionLog } from '../storage/partition-log.js';

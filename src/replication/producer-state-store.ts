@@ -34,7 +34,7 @@ import type { Clock } from '../util/clock.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { writeFileAtomic } from '../util/fs-util.js';
-import { batchProblem, batchSizeAt } from '../storage/batch-header.js';
+import { batchProblem, batchSizeAt } from '../record/batch-header.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { Partition } from './partition.js';
 import { ProducerStateTable, type AppendedBatch } from './rules/producer-state.js';

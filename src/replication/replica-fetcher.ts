@@ -33,7 +33,7 @@ import { INITIAL_SESSION_EPOCH, NO_FETCH_SESSION, nextSessionEpoch, type FetchPa
 import type { EpochEndOffsetResponse } from '../protocol/apis/offsets.js';
 import { ClientLink, type WebSocketFactory, type WebSocketLike } from '../net/client-link.js';
 import type { MetadataImage } from '../metadata/image.js';
-import { baseOffsetOf, batchSizeAt, lastOffsetOf, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../storage/batch-header.js';
+import { baseOffsetOf, batchSizeAt, lastOffsetOf, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
 import type { Partition } from './partition.js';
 import { truncationAfterEpochQuery } from './rules/truncation.js';
 

@@ -38,7 +38,7 @@ import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
 } from '../protocol/apis/offsets.js';
-import { checkRecordBatches } from '../storage/record-batch.js';
+import { checkRecordBatches } from '../record/record-batch.js';
 import { Purgatory } from './delayed.js';
 import type { LeaderState } from './rules/leader-state.js';
 import { Partition, partitionKey } from './partition.js';

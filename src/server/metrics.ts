@@ -25,7 +25,7 @@ import type { ProduceResponse } from '../protocol/apis/produce.js';
 import type { FetchResponse } from '../protocol/apis/fetch.js';
 import type { MetadataImage } from '../metadata/image.js';
 import { NO_RESPONSE, type ConnectionInfo, type RequestHandler } from '../net/server-connection.js';
-import { RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, batchSizeAt } from '../storage/batch-header.js';
+import { RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, batchSizeAt } from '../record/batch-header.js';
 import type { MetadataStateMachine } from '../metadata/state-machine.js';
 import type { RaftNode } from '../raft-node/node.js';
 import type { QuorumController } from '../controller/service/quorum-controller.js';

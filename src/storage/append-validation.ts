@@ -17,9 +17,9 @@ import {
   lastOffsetDeltaOf,
   leaderEpochOf,
   recordCountOf,
-} from './batch-header.js';
+} from '../record/batch-header.js';
 import { int64At } from './batch-scanner.js';
-import { compressionName, defaultCompressionRegistry } from './compression.js';
+import { compressionName, defaultCompressionRegistry } from '../record/compression.js';
 import type { LogConfig } from './log-config.js';
 import type { AppendBatch } from './segment.js';
 

@@ -20,7 +20,7 @@ import {
   lastOffsetDeltaOf,
   leaderEpochOf,
   recordCountOf,
-} from './batch-header.js';
+} from '../record/batch-header.js';
 import { readFully } from '../util/fs-util.js';
 
 export const SCAN_BUFFER_BYTES_DEFAULT = 64 * 1024;

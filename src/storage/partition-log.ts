@@ -26,7 +26,7 @@ import { AssertionError, assert } from '../util/assert.js';
 import { SystemClock, type Clock } from '../util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from './batch-header.js';
+import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from '../record/batch-header.js';
 import { validateAppend, type IncomingBatch } from './append-validation.js';
 import { fsyncDir, fsyncDirAsync } from '../util/fs-util.js';
 import type { EpochEntry } from './checkpoint.js';

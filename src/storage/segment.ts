@@ -21,7 +21,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssertionError, assert } from '../util/assert.js';
-import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from './batch-header.js';
+import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
 import { FileBatchScanner, type ScannedBatch } from './batch-scanner.js';
 import { readFully, removeIfExists, writeFully } from '../util/fs-util.js';
 import type { LogConfig } from './log-config.js';

@@ -3,7 +3,7 @@
 // offset, and forgotten once asked for.
 import { expect } from 'chai';
 import type { BrokerConnection } from '../../src/client/broker-connection.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { AckTracer } from './ack-tracer.js';
 
 type ProduceReq = Parameters<BrokerConnection['produce']>[0];

@@ -16,7 +16,7 @@
 
 import { Client, type ClientOptions } from '../../src/index.js';
 import type { BrokerConnection } from '../../src/client/broker-connection.js';
-import { readBatchHeader } from '../../src/storage/batch-header.js';
+import { readBatchHeader } from '../../src/record/batch-header.js';
 
 const ENTRIES_MAX = 200_000;
 

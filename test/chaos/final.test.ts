@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { PartitionLog } from '../../src/storage/partition-log.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { replicaDigest } from './final.js';
 
 function batch(values: readonly string[]): Buffer {

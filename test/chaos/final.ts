@@ -23,7 +23,7 @@ import path from 'node:path';
 import { BrokerConnection, nodeWebSocketFactory, type Admin } from '../../src/index.js';
 import { decodeFetchedRecords } from '../../src/client/records.js';
 import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
-import { batchSizeAt, lastOffsetOf, leaderEpochOf } from '../../src/storage/batch-header.js';
+import { batchSizeAt, lastOffsetOf, leaderEpochOf } from '../../src/record/batch-header.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
 import { waitFor } from '../integration/harness.js';
 import type { ChaosCluster } from './cluster.js';

@@ -16,7 +16,7 @@ import { parseMetadataRequest } from '../../src/protocol/apis/metadata.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, parseListOffsetsRequest, parseOffsetForLeaderEpochRequest } from '../../src/protocol/apis/offsets.js';
 import { parseProduceRequest } from '../../src/protocol/apis/produce.js';
 import type { Body } from '../../src/protocol/body.js';
-import { lastOffsetOf, recordCountOf, stampBatch, validateBatch } from '../../src/storage/batch-header.js';
+import { lastOffsetOf, recordCountOf, stampBatch, validateBatch } from '../../src/record/batch-header.js';
 import { BrokerConnection, type RequestLink } from '../../src/client/broker-connection.js';
 import { CLIENT_DEFAULTS } from '../../src/client/defaults.js';
 import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';

@@ -11,7 +11,7 @@ import { Consumer, type ConsumerMessage } from '../../src/client/consumer.js';
 import { decodeFetched } from '../../src/client/consumer-fetcher.js';
 import { CONSUMER_DEFAULTS, resolveConsumerOptions } from '../../src/client/consumer-options.js';
 import { GroupAdmin } from '../../src/client/group-admin.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors, isSluiceError, SluiceError } from '../../src/util/errors.js';
 import { produceOk } from '../integration/broker-kit.js';
 import { waitFor } from '../integration/harness.js';

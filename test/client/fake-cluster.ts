@@ -19,7 +19,7 @@ import { ApiKey } from '../../src/protocol/api-keys.js';
 import { parseMetadataRequest } from '../../src/protocol/apis/metadata.js';
 import { parseProduceRequest } from '../../src/protocol/apis/produce.js';
 import type { Body } from '../../src/protocol/body.js';
-import { readBatchHeader, stampBatch, validateBatch, type BatchHeader } from '../../src/storage/batch-header.js';
+import { readBatchHeader, stampBatch, validateBatch, type BatchHeader } from '../../src/record/batch-header.js';
 import { ProducerStateTable } from '../../src/replication/rules/producer-state.js';
 import { decodeFetchedRecords, type ConsumedRecord } from '../../src/client/records.js';
 import { Errors, SluiceError } from '../../src/util/errors.js';

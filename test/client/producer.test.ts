@@ -10,7 +10,7 @@ import { Client } from '../../src/client/client.js';
 import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
 import { murmur2Partition } from '../../src/client/murmur2.js';
 import { Producer, type ProducerOptions, type RecordMetadata } from '../../src/client/producer.js';
-import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/storage/batch-header.js';
+import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/record/batch-header.js';
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { FakeCluster, type ProduceAction } from './fake-cluster.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { CompressionType, stampBatch } from '../../src/storage/batch-header.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { CompressionType, stampBatch } from '../../src/record/batch-header.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { decodeFetchedRecords, encodeMessages, type ConsumedRecord } from '../../src/client/records.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
 

@@ -13,7 +13,7 @@ import {
   decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription, type TopicPartitions,
 } from '../../src/groups/consumer-protocol.js';
 import { Errors, SluiceError } from '../../src/util/errors.js';
-import { fcParams } from '../storage/fixtures/property.js';
+import { fcParams } from '../record/fixtures/property.js';
 
 function member(memberId: string, topics: string[], owned: TopicPartitions[] = [], generationId = owned.length > 0 ? 1 : -1): MemberSubscription {
   return { memberId, groupInstanceId: null, topics, ownedPartitions: owned, generationId };

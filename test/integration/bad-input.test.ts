@@ -20,7 +20,7 @@ import { DEFAULT_CONNECTION_LIMITS } from '../../src/net/limits.js';
 import { encodeMessages } from '../../src/client/records.js';
 import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
 import { Errors } from '../../src/util/errors.js';
-import { ATTRIBUTES_OFFSET, CRC_OFFSET, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_HEADER_BYTES, computeBatchCrc } from '../../src/storage/batch-header.js';
+import { ATTRIBUTES_OFFSET, CRC_OFFSET, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_HEADER_BYTES, computeBatchCrc } from '../../src/record/batch-header.js';
 
 const TOPIC = 'bad-input';
 const SMALL = 'small-batches';

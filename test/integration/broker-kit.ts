@@ -14,7 +14,7 @@ import { ClientLink } from '../../src/net/client-link.js';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { MetadataPartition } from '../../src/protocol/apis/metadata.js';
 import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
-import { batchSizeAt, lastOffsetOf, baseOffsetOf } from '../../src/storage/batch-header.js';
+import { batchSizeAt, lastOffsetOf, baseOffsetOf } from '../../src/record/batch-header.js';
 import { decodeFetchedRecords, encodeMessages, type ConsumedRecord, type Message } from '../../src/client/records.js';
 
 export const CLUSTER_UP_MS = 30_000;

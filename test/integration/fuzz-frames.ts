@@ -30,11 +30,11 @@ import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { Body } from '../../src/protocol/body.js';
 import { parseProduceRequest } from '../../src/protocol/apis/produce.js';
 import { parseFetchRequest } from '../../src/protocol/apis/fetch.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import {
   ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CRC_OFFSET, CompressionType, LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET,
   RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, computeBatchCrc,
-} from '../../src/storage/batch-header.js';
+} from '../../src/record/batch-header.js';
 import type { SeededRng } from '../../src/util/rng.js';
 
 export interface FuzzTopic {

@@ -25,8 +25,8 @@ import { FrameGenerator, type FuzzFrame, type FuzzTargets, type ProduceEntry } f
 import type { BrokerConnection } from '../../src/client/broker-connection.js';
 import { decodeResponse } from '../../src/protocol/envelope.js';
 import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
-import { decodeRecordBatch } from '../../src/storage/record-batch.js';
-import { batchSizeAt, baseOffsetOf, lastOffsetOf } from '../../src/storage/batch-header.js';
+import { decodeRecordBatch } from '../../src/record/record-batch.js';
+import { batchSizeAt, baseOffsetOf, lastOffsetOf } from '../../src/record/batch-header.js';
 import { Errors } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
 

@@ -10,7 +10,7 @@
 import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { ProducePartitionResponse } from '../../src/protocol/apis/produce.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
 import { DataClient, startDataCluster } from './data-client.js';

@@ -14,7 +14,7 @@ import { Producer, type RecordMetadata } from '../../src/client/producer.js';
 import type { WebSocketFactory, WebSocketLike } from '../../src/net/client-link.js';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import { decodeRequest, decodeResponse } from '../../src/protocol/envelope.js';
-import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/storage/batch-header.js';
+import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/record/batch-header.js';
 import { isSluiceError } from '../../src/util/errors.js';
 import { waitFor, type ProcessCluster } from './harness.js';
 import { Connections, readPartition, startBrokerCluster, type PartitionContent } from './broker-kit.js';

@@ -10,7 +10,7 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import type { PartitionLog } from '../../src/storage/partition-log.js';
 import { PRODUCER_STATE_SNAPSHOT_FILE } from '../../src/replication/producer-state-store.js';
 import type { ProducePartitionResponse } from '../../src/protocol/apis/produce.js';

@@ -19,7 +19,7 @@ import type { ProduceResponse } from '../../src/protocol/apis/produce.js';
 import { createBrokerApi } from '../../src/server/broker-api.js';
 import { LogManager } from '../../src/storage/log-manager.js';
 import { DEFAULT_LOG_CONFIG } from '../../src/storage/log-config.js';
-import { encodeRecordBatch, decodeRecordBatches } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch, decodeRecordBatches } from '../../src/record/record-batch.js';
 import { imageFromRecords, MetadataDelta } from '../../src/metadata/delta.js';
 import type { MetadataImage, PartitionRegistration } from '../../src/metadata/image.js';
 import type { MetadataRecord, PartitionChangeRecord } from '../../src/metadata/records.js';

@@ -11,7 +11,7 @@ import { ApiKey } from '../../src/protocol/api-keys.js';
 import { NO_RESPONSE, type ConnectionInfo, type RequestHandler } from '../../src/net/server-connection.js';
 import type { RequestEnvelope } from '../../src/protocol/envelope.js';
 import type { MetadataImage } from '../../src/metadata/image.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { SluiceError, Errors } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { parsePrometheusText, sampleValue } from './prom-text.js';

@@ -4,9 +4,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { batchSizeAt, baseOffsetOf, lastOffsetOf, leaderEpochOf, maxTimestampOf } from '../../src/storage/batch-header.js';
+import { batchSizeAt, baseOffsetOf, lastOffsetOf, leaderEpochOf, maxTimestampOf } from '../../src/record/batch-header.js';
 import type { PartitionLog } from '../../src/storage/partition-log.js';
-import { encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 
 export function tempDir(prefix = 'sluice-log-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

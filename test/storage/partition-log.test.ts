@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { baseOffsetOf, leaderEpochOf } from '../../src/storage/batch-header.js';
+import { baseOffsetOf, leaderEpochOf } from '../../src/record/batch-header.js';
 import { CLEAN_SHUTDOWN_FILE } from '../../src/storage/log-loader.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
-import { decodeRecordBatches, encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch } from '../../src/record/record-batch.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import type { LogConfig } from '../../src/storage/log-config.js';

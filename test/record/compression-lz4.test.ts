@@ -5,9 +5,9 @@
 // native error.
 import { expect } from 'chai';
 import { compressFrameSync } from 'lz4-napi';
-import { CompressionType, COMPRESSION_CODEC_MASK, readBatchHeader } from '../../src/storage/batch-header.js';
-import { CompressionRegistry, defaultCompressionRegistry, lz4Codec, lz4FrameBound } from '../../src/storage/compression.js';
-import { decodeRecordBatch, encodeRecordBatch } from '../../src/storage/record-batch.js';
+import { CompressionType, COMPRESSION_CODEC_MASK, readBatchHeader } from '../../src/record/batch-header.js';
+import { CompressionRegistry, defaultCompressionRegistry, lz4Codec, lz4FrameBound } from '../../src/record/compression.js';
+import { decodeRecordBatch, encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
 
 function corrupt(fn: () => unknown): string {

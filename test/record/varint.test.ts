@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import {
   Cursor, VARINT_BYTES_MAX, VARLONG_BYTES_MAX, varintSize, varlongSize, writeVarint, writeVarlong,
-} from '../../src/storage/varint.js';
+} from '../../src/record/varint.js';
 import { fcParams } from './fixtures/property.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 
@@ -51,7 +51,7 @@ function expectCorrupt(fn: () => unknown, messagePart: string): void {
   expect.fail('expected CORRUPT_MESSAGE');
 }
 
-describe('storage/varint', () => {
+describe('record/varint', () => {
   describe('varint (int32)', () => {
     // Vectors as in Kafka's ByteUtilsTest and the protobuf zigzag table.
     const vectors: Array<[number, string]> = [

@@ -3,11 +3,11 @@ import fc from 'fast-check';
 import {
   ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CRC_OFFSET, CompressionType, LAST_OFFSET_DELTA_OFFSET,
   RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, computeBatchCrc, stampBatch,
-} from '../../src/storage/batch-header.js';
-import { CompressionRegistry, gzipCodec, noneCodec } from '../../src/storage/compression.js';
+} from '../../src/record/batch-header.js';
+import { CompressionRegistry, gzipCodec, noneCodec } from '../../src/record/compression.js';
 import {
   type BatchInput, type DecodedBatch, type RecordInput, decodeRecordBatch, decodeRecordBatches, encodeRecordBatch,
-} from '../../src/storage/record-batch.js';
+} from '../../src/record/record-batch.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { loadHexFixture } from './fixtures/load.js';
 import { fcParams } from './fixtures/property.js';
@@ -68,7 +68,7 @@ function reseal(buf: Buffer): Buffer {
 
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 
-describe('storage/record-batch', () => {
+describe('record/record-batch', () => {
   describe('golden bytes', () => {
     it('reproduces the kafkajs Produce v3 record batch byte for byte and decodes it', () => {
       const golden = loadHexFixture('kafkajs-produce-v3.hex');

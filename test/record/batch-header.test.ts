@@ -6,8 +6,8 @@ import {
   RECORD_COUNT_OFFSET, TIMESTAMP_TYPE_MASK, baseOffsetOf, batchProblem, batchSizeAt, compressionOf, computeBatchCrc,
   lastOffsetDeltaOf, lastOffsetOf, leaderEpochOf, maxTimestampOf, readBatchHeader, recordCountOf, stampBatch,
   stampLogAppendTime, validateBatch,
-} from '../../src/storage/batch-header.js';
-import { decodeRecordBatch, encodeRecordBatch } from '../../src/storage/record-batch.js';
+} from '../../src/record/batch-header.js';
+import { decodeRecordBatch, encodeRecordBatch } from '../../src/record/record-batch.js';
 import { AssertionError } from '../../src/util/assert.js';
 import { crc32c } from '../../src/util/crc32c.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
@@ -26,7 +26,7 @@ function withField(write: (buf: Buffer) => void): Buffer {
   return buf;
 }
 
-describe('storage/batch-header', () => {
+describe('record/batch-header', () => {
   it('lays fields out as the Kafka RecordBatch v2 spec does', () => {
     // [offset, size] of each field in spec order; each starts where the previous ends.
     const fields: Array<[number, number]> = [
