@@ -20,6 +20,8 @@ export const LOCAL_DATA_DIR_DEFAULT = './data';
 export const LOCAL_BASE_PORT_MIN = 1024;
 export const PORT_MAX = 65_535;
 export const LOCAL_HOST = '127.0.0.1';
+/** Node i's Kafka-protocol listener is its broker port + this (9092 → 9192, 9094 → 9194, ...). */
+export const KAFKA_PORT_OFFSET = 100;
 export const NODE_DIR_PREFIX = 'node-';
 export const SERVER_LOG = 'server.log';
 export const LOCAL_ROLES = 'broker,controller';
@@ -35,7 +37,10 @@ export interface LocalNodePlan {
   readonly id: number;
   readonly brokerPort: number;
   readonly controllerPort: number;
+  readonly kafkaPort: number;
   readonly brokerUrl: string;
+  /** HOST:PORT of the Kafka listener. */
+  readonly kafkaAddress: string;
   readonly controllerUrl: string;
   /** As shown to the user (relative if --data-dir was). */
   readonly dataDir: string;
@@ -51,11 +56,13 @@ export interface LocalPlan {
   readonly quorum: string;
   readonly ports: readonly number[];
   readonly bootstrap: string;
+  /** The Kafka clients' bootstrap.servers: every node's Kafka listener. */
+  readonly kafkaBootstrap: string;
 }
 
 /** The highest --base-port that still leaves room for `nodes` nodes' ports. */
 export function basePortMax(nodes: number): number {
-  return PORT_MAX - 2 * nodes + 1;
+  return PORT_MAX - 2 * nodes + 1 - KAFKA_PORT_OFFSET;
 }
 
 /** A one-line reason when the flags are out of range, else undefined (yargs .check turns it into usage + exit 2). */
@@ -66,7 +73,7 @@ export function validateLocalFlags(opts: { nodes: unknown; basePort: unknown; da
   }
   const max = basePortMax(nodes);
   if (typeof basePort !== 'number' || !Number.isInteger(basePort) || basePort < LOCAL_BASE_PORT_MIN || basePort > max) {
-    return `--base-port must be an integer from ${LOCAL_BASE_PORT_MIN} to ${max} (${nodes} nodes use ${2 * nodes} ports from it), got ${String(basePort)}`;
+    return `--base-port must be an integer from ${LOCAL_BASE_PORT_MIN} to ${max} (${nodes} nodes use ${2 * nodes} ports from it and ${nodes} more ${KAFKA_PORT_OFFSET} above), got ${String(basePort)}`;
   }
   if (typeof dataDir !== 'string' || dataDir.trim() === '') return '--data-dir is empty';
   return undefined;
@@ -77,11 +84,13 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
   for (let id = 1; id <= opts.nodes; id++) {
     const brokerPort = opts.basePort + 2 * (id - 1);
     const controllerPort = brokerPort + 1;
+    const kafkaPort = brokerPort + KAFKA_PORT_OFFSET;
     const dataDir = path.join(opts.dataDir, `${NODE_DIR_PREFIX}${id}`);
     const dataDirAbs = path.resolve(dataDir);
     nodes.push({
-      id, brokerPort, controllerPort,
+      id, brokerPort, controllerPort, kafkaPort,
       brokerUrl: `ws://${LOCAL_HOST}:${brokerPort}`,
+      kafkaAddress: `${LOCAL_HOST}:${kafkaPort}`,
       controllerUrl: `ws://${LOCAL_HOST}:${controllerPort}`,
       dataDir, dataDirAbs, logFile: path.join(dataDirAbs, SERVER_LOG),
     });
@@ -90,8 +99,9 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
     dataDir: opts.dataDir,
     nodes,
     quorum: nodes.map((n) => `${n.id}@${LOCAL_HOST}:${n.controllerPort}`).join(','),
-    ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort]),
+    ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort, n.kafkaPort]),
     bootstrap: nodes[0]?.brokerUrl ?? '',
+    kafkaBootstrap: nodes.map((n) => n.kafkaAddress).join(','),
   };
 }
 
@@ -99,7 +109,7 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
 export function serverArgs(plan: LocalPlan, node: LocalNodePlan): string[] {
   return [
     '--node-id', String(node.id), '--roles', LOCAL_ROLES,
-    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl,
+    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl, '--kafka-listen', node.kafkaAddress,
     '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs,
   ];
 }
@@ -137,8 +147,8 @@ function pad(rows: readonly string[][]): string[] {
  */
 export function readyReport(plan: LocalPlan, running: readonly RunningNode[], clusterId: string, sluice = 'sluice'): string {
   const rows = [
-    ['node', 'roles', 'broker listener', 'controller listener', 'data dir', 'pid'],
-    ...running.map((r) => [String(r.plan.id), LOCAL_ROLES, r.plan.brokerUrl, r.plan.controllerUrl, r.plan.dataDir, String(r.pid)]),
+    ['node', 'roles', 'broker listener', 'Kafka listener', 'controller listener', 'data dir', 'pid'],
+    ...running.map((r) => [String(r.plan.id), LOCAL_ROLES, r.plan.brokerUrl, r.plan.kafkaAddress, r.plan.controllerUrl, r.plan.dataDir, String(r.pid)]),
   ];
   return [
     `Sluice local cluster ready: ${running.length} node(s), cluster id ${clusterId}`,
@@ -146,6 +156,7 @@ export function readyReport(plan: LocalPlan, running: readonly RunningNode[], cl
     ...pad(rows),
     '',
     `  bootstrap  ${plan.bootstrap}`,
+    `  Kafka      bootstrap.servers=${plan.kafkaBootstrap}`,
     `  quorum     ${plan.quorum}`,
     `  logs       ${path.join(plan.dataDir, `${NODE_DIR_PREFIX}<id>`, SERVER_LOG)}`,
     '',
@@ -169,6 +180,7 @@ export function nextSteps(plan: LocalPlan, sluice = 'sluice'): string[] {
     `  produce lines:         echo hello | ${sluice} produce --topic demo`,
     `  read them back:        ${sluice} consume --topic demo --from-beginning --max-messages 1`,
     `  the cluster:           ${sluice} cluster status`,
+    `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -L`,
     `  options of one node:   ${sluice} server --help`,
     `  follow a node's log:   tail -f ${last?.logFile ?? SERVER_LOG}`,
     `  add a broker-only node (a metadata observer):`,

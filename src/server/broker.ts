@@ -27,6 +27,10 @@ import { brokerResponseEncoder, createBrokerApi, type ControllerCall } from './b
 import { ProducerIdManager } from './producer-ids.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
 import type { RequestHandler } from '../net/server-connection.js';
+import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
+import { createKafkaFrameHandler } from './kafka/dispatch.js';
+import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
+import type { HostPort } from './config.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -50,6 +54,13 @@ export interface BrokerSettings {
   readonly connectionLimits?: ConnectionLimits;
   readonly heartbeatIntervalMs?: number;
   readonly rack?: string | null;
+  /** The Kafka-protocol listener (TCP), none when absent. */
+  readonly kafkaListen?: HostPort;
+  /** The host:port registered for Kafka clients; the bound listener's when absent. */
+  readonly kafkaAdvertised?: HostPort;
+  readonly kafkaLimits?: KafkaConnectionLimits;
+  /** auto.create.topics.enable for Kafka clients' Metadata requests (default true). */
+  readonly autoCreateTopics?: boolean;
 }
 
 export interface BrokerOptions {
@@ -79,6 +90,8 @@ export interface BrokerInstrumentation {
 
 export interface Broker {
   readonly url: string;
+  /** The Kafka listener's advertised PLAINTEXT://host:port, null without one. */
+  readonly kafkaUrl: string | null;
   readonly lifecycle: BrokerLifecycle;
   readonly replicas: ReplicaManager;
   readonly logs: LogManager;
@@ -108,19 +121,30 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
-  const api = createBrokerApi({
+  const apiDeps = {
     image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
     producerIds: new ProducerIdManager({
       brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
     }),
     groups,
-  });
+  };
+  const api = createBrokerApi(apiDeps);
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
   const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder);
+  const kafkaLog = log.child({ component: 'kafka-listener' });
+  const kafkaListener = s.kafkaListen
+    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS)
+    : null;
   let bound;
+  let kafkaUrl: string | null = null;
   try {
     bound = await listener.listen(s.listen);
+    if (kafkaListener && s.kafkaListen) {
+      const k = await kafkaListener.listen(s.kafkaListen);
+      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port);
+    }
   } catch (err) {
+    await listener.close().catch(() => undefined);
     groups.stop();
     logs.close();
     throw err;
@@ -130,7 +154,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   logs.start();
   const lc = new BrokerLifecycle({
     brokerId: opts.nodeId, clusterId: opts.clusterId, rack: s.rack ?? null,
-    endpoints: [{ name: BROKER_ENDPOINT, url }, ...(opts.extraEndpoints ?? [])],
+    endpoints: [{ name: BROKER_ENDPOINT, url }, ...(kafkaUrl ? [{ name: KAFKA_ENDPOINT, url: kafkaUrl }] : []), ...(opts.extraEndpoints ?? [])],
     call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng,
     logger: log.child({ component: 'lifecycle' }), heartbeatIntervalMs: s.heartbeatIntervalMs,
   });
@@ -148,7 +172,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     if (n > 0) log.info({ deleted: n }, 'deleted logs of partitions no longer assigned here');
   });
   lc.start();
-  log.info({ url }, 'broker listener up');
+  log.info({ url, ...(kafkaUrl ? { kafkaUrl } : {}) }, 'broker listener up');
 
   let stopping: Promise<void> | undefined;
   const stop = ({ controlled = true } = {}): Promise<void> => {
@@ -160,9 +184,10 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
       groups.stop();
       await replicas.stop();
       await listener.close();
+      await kafkaListener?.close();
       logs.close();
     })();
     return stopping;
   };
-  return { url, lifecycle: lc, replicas, logs, groups, stop };
+  return { url, kafkaUrl, lifecycle: lc, replicas, logs, groups, stop };
 }

@@ -37,6 +37,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['metrics.listen', { flag: 'metricsListen', numeric: false }],
   ['outbound.address', { flag: 'outboundAddress', numeric: false }],
   ['log.level', { flag: 'logLevel', numeric: false }],
+  ['kafka.listeners', { flag: 'kafkaListen', numeric: false }],
+  ['kafka.advertised.listeners', { flag: 'kafkaAdvertisedListen', numeric: false }],
 ]);
 
 /** The broker's log defaults and its log manager's settings (timers, tail cache): both go to --log-config. */

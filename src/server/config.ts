@@ -38,6 +38,17 @@ export interface BrokerConfig {
   readonly logConfig: LogConfig;
   /** The log manager's checkpoint and retention timers and its tail cache (log.* keys of the same file). */
   readonly logManagerConfig: LogManagerConfig;
+  /** --kafka-listen: the listener of Kafka's binary protocol (TCP), none when absent. */
+  readonly kafkaListen: HostPort | undefined;
+  /** --kafka-advertised-listen: the host:port Kafka clients are given when it differs from the listener. */
+  readonly kafkaAdvertised: HostPort | undefined;
+  /** auto.create.topics.enable: Metadata on the Kafka listener creates topics clients ask for (default true, as in Kafka). */
+  readonly autoCreateTopics: boolean;
+}
+
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
 }
 
 export interface ServerConfig {
@@ -89,6 +100,9 @@ export interface ServerFlags {
   readonly durability?: string;
   readonly replicaLagTimeMaxMs?: number;
   readonly metricsListen?: string;
+  readonly kafkaListen?: string;
+  readonly kafkaAdvertisedListen?: string;
+  readonly autoCreateTopicsEnable?: boolean;
   /** Broker-level log keys from a config file (log.segment.bytes, log.retention.ms, ...), as a JSON object text. */
   readonly logConfig?: string;
   /** Cluster-wide keys from a config file (num.partitions, ...), as a JSON object text. */
@@ -149,6 +163,7 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   const broker = roles.includes('broker') ? brokerConfigFrom(flags) : undefined;
   if (!broker && flags.listen !== undefined) throw invalid('--listen is the broker listener; add broker to --roles');
   if (!broker && flags.advertisedListen !== undefined) throw invalid('--advertised-listen is the broker listener\'s; add broker to --roles');
+  if (!broker && (flags.kafkaListen !== undefined || flags.kafkaAdvertisedListen !== undefined)) throw invalid('--kafka-listen is a broker listener; add broker to --roles');
   if (flags.outboundAddress !== undefined && isIP(flags.outboundAddress) === 0) {
     throw invalid(`--outbound-address must be an IP address, got '${flags.outboundAddress}'`);
   }
@@ -210,7 +225,27 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
     throw invalid(err instanceof Error ? err.message.replace(/^INVALID_CONFIG: /, '') : String(err));
   }
   const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
-  return { listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig };
+  const kafkaListen = flags.kafkaListen === undefined ? undefined : parseKafkaListen(flags.kafkaListen, '--kafka-listen');
+  const kafkaAdvertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  if (kafkaAdvertised && !kafkaListen) throw invalid('--kafka-advertised-listen needs --kafka-listen');
+  if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
+    throw invalid('--kafka-advertised-listen must be an address clients can dial (no wildcard host, no port 0)');
+  }
+  return {
+    listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig,
+    kafkaListen, kafkaAdvertised, autoCreateTopics: flags.autoCreateTopicsEnable ?? true,
+  };
+}
+
+/**
+ * HOST:PORT, or Kafka's PLAINTEXT://HOST:PORT (the only security protocol
+ * until TLS lands); [::1]:PORT for IPv6. Port 0 binds any free port.
+ */
+export function parseKafkaListen(text: string, flag: string): HostPort {
+  const m = /^(?:PLAINTEXT:\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/i.exec(text.trim());
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) throw invalid(`${flag} must be HOST:PORT or PLAINTEXT://HOST:PORT, got '${text}'`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
 /** An advertised ws://host:port: an address others can dial, never a wildcard host. */

@@ -1,0 +1,247 @@
+// The TCP listener of Kafka's binary protocol: length-prefixed frames in,
+// length-prefixed frames out, one connection at a time per socket.
+//
+// Framing: every request and response is a 4-byte big-endian size followed by
+// that many bytes. A size over `requestBytesMax` (Kafka's
+// socket.request.max.bytes) or below the smallest header closes the
+// connection with a logged reason before anything is buffered for it.
+//
+// Ordering: the handler is called synchronously, in arrival order, so state a
+// handler changes before its first `await` (a produce's append) changes in the
+// order the client sent its requests. Kafka clients require responses in
+// request order (the Java client checks each correlation id against its
+// oldest in-flight request), so answers that finish early wait in a queue
+// until every earlier one is written.
+//
+// Bounds: at most `requestsInFlightMax` requests wait for their answers
+// (Kafka's queued.max.requests, per connection here) and at most
+// `sendBufferBytesMax` answer bytes wait in the socket; past either the
+// connection stops reading (TCP back-pressure on the client) until it drains.
+// A connection with no traffic for `idleMs` (connections.max.idle.ms) is
+// closed. A handler that throws — a malformed frame — closes that connection
+// with a logged reason; nothing else is affected.
+
+import net from 'node:net';
+import type { Logger } from '../util/logger.js';
+import type { ConnectionInfo } from './server-connection.js';
+
+export interface KafkaConnectionLimits {
+  /** Largest request frame accepted (socket.request.max.bytes). */
+  readonly requestBytesMax: number;
+  /** Requests read but not yet answered, per connection (queued.max.requests). */
+  readonly requestsInFlightMax: number;
+  /** Answer bytes handed to the socket but not yet written; reading pauses above this. */
+  readonly sendBufferBytesMax: number;
+  /** A connection without traffic for this long is closed (connections.max.idle.ms). */
+  readonly idleMs: number;
+}
+
+export const DEFAULT_KAFKA_LIMITS: KafkaConnectionLimits = {
+  requestBytesMax: 100 * 1024 * 1024,
+  requestsInFlightMax: 500,
+  sendBufferBytesMax: 32 * 1024 * 1024,
+  idleMs: 600_000,
+};
+
+/** A request header is at least apiKey + apiVersion + correlationId + client id length. */
+const REQUEST_BYTES_MIN = 10;
+const SIZE_BYTES = 4;
+
+/**
+ * Serves one request frame (the bytes after the size). Returns the answer's
+ * chunks without the size prefix, or null for a request that gets no answer
+ * (Produce with acks=0). Throwing, or rejecting, closes the connection: the
+ * error's message is logged as the reason.
+ */
+export type KafkaFrameHandler = (frame: Buffer, conn: ConnectionInfo) => Uint8Array[] | null | Promise<Uint8Array[] | null>;
+
+interface Slot {
+  done: boolean;
+  chunks: Uint8Array[] | null;
+}
+
+export class KafkaConnection implements ConnectionInfo {
+  closed = false;
+  private readonly pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** The size of the frame being read, once its prefix is in; -1 while waiting for a prefix. */
+  private frameBytes = -1;
+  private readonly slots: Slot[] = [];
+  private unsentBytes = 0;
+  private paused = false;
+
+  constructor(
+    readonly id: number,
+    readonly remoteAddress: string,
+    private readonly socket: net.Socket,
+    private readonly handler: KafkaFrameHandler,
+    private readonly limits: KafkaConnectionLimits,
+    private readonly log: Logger,
+  ) {
+    socket.setNoDelay(true);
+    socket.setTimeout(limits.idleMs, () => this.closeWith(`idle for ${limits.idleMs} ms (connections.max.idle.ms)`, 'debug'));
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('close', () => { this.closed = true; });
+    socket.on('error', (err) => this.log.debug({ conn: this.id, err: err.message }, 'connection error'));
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    for (;;) {
+      if (this.frameBytes < 0) {
+        if (this.pendingBytes < SIZE_BYTES) return;
+        const size = this.take(SIZE_BYTES).readInt32BE(0);
+        if (size < REQUEST_BYTES_MIN || size > this.limits.requestBytesMax) {
+          this.closeWith(`request size ${size} outside [${REQUEST_BYTES_MIN}, ${this.limits.requestBytesMax}] (socket.request.max.bytes)`);
+          return;
+        }
+        this.frameBytes = size;
+      }
+      if (this.pendingBytes < this.frameBytes) return;
+      const frame = this.take(this.frameBytes);
+      this.frameBytes = -1;
+      this.dispatch(frame);
+      if (this.closed) return;
+    }
+  }
+
+  /** The next `n` buffered bytes, as a view when they lie in one chunk. */
+  private take(n: number): Buffer {
+    const head = this.pending[0]!;
+    let out: Buffer;
+    if (head.length >= n) {
+      out = head.subarray(0, n);
+      if (head.length === n) this.pending.shift();
+      else this.pending[0] = head.subarray(n);
+    } else {
+      out = Buffer.allocUnsafe(n);
+      let filled = 0;
+      while (filled < n) {
+        const c = this.pending[0]!;
+        const k = Math.min(c.length, n - filled);
+        c.copy(out, filled, 0, k);
+        filled += k;
+        if (k === c.length) this.pending.shift();
+        else this.pending[0] = c.subarray(k);
+      }
+    }
+    this.pendingBytes -= n;
+    return out;
+  }
+
+  private dispatch(frame: Buffer): void {
+    const slot: Slot = { done: false, chunks: null };
+    this.slots.push(slot);
+    this.updateFlow();
+    let result: Uint8Array[] | null | Promise<Uint8Array[] | null>;
+    try {
+      result = this.handler(frame, this);
+    } catch (err) {
+      this.closeWith(`malformed request: ${(err as Error).message}`);
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then((chunks) => this.complete(slot, chunks), (err: Error) => this.closeWith(`request failed: ${err.message}`, 'error'));
+    } else {
+      this.complete(slot, result);
+    }
+  }
+
+  private complete(slot: Slot, chunks: Uint8Array[] | null): void {
+    slot.done = true;
+    slot.chunks = chunks;
+    if (this.closed) return;
+    while (this.slots.length > 0 && this.slots[0]!.done) {
+      const head = this.slots.shift()!;
+      if (head.chunks) this.write(head.chunks);
+    }
+    this.updateFlow();
+  }
+
+  private write(chunks: Uint8Array[]): void {
+    let bytes = 0;
+    for (const c of chunks) bytes += c.byteLength;
+    const size = Buffer.allocUnsafe(SIZE_BYTES);
+    size.writeInt32BE(bytes, 0);
+    this.unsentBytes += bytes + SIZE_BYTES;
+    this.socket.cork();
+    this.socket.write(size);
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) this.socket.write(chunks[i]!);
+    this.socket.write(chunks[last] ?? Buffer.alloc(0), () => {
+      this.unsentBytes -= bytes + SIZE_BYTES;
+      this.updateFlow();
+    });
+    this.socket.uncork();
+  }
+
+  /** Pauses reading while over a limit; resumes once back under half of it. */
+  private updateFlow(): void {
+    if (this.closed) return;
+    const busy = this.slots.length >= this.limits.requestsInFlightMax;
+    const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
+    const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
+    if (over && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    } else if (under && this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  closeWith(reason: string, level: 'warn' | 'debug' | 'error' = 'warn'): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.log[level]({ conn: this.id, remote: this.remoteAddress, reason }, 'closing Kafka connection');
+    this.socket.destroy();
+  }
+
+  get inFlightCount(): number {
+    return this.slots.length;
+  }
+}
+
+export class KafkaServer {
+  private readonly server: net.Server;
+  private readonly connections = new Set<KafkaConnection>();
+  private nextId = 1;
+
+  constructor(
+    private readonly handler: KafkaFrameHandler,
+    private readonly log: Logger,
+    private readonly limits: KafkaConnectionLimits = DEFAULT_KAFKA_LIMITS,
+  ) {
+    this.server = net.createServer((socket) => this.onConnection(socket));
+  }
+
+  private onConnection(socket: net.Socket): void {
+    const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log);
+    this.connections.add(conn);
+    socket.on('close', () => this.connections.delete(conn));
+  }
+
+  listen(addr: { host: string; port: number }): Promise<{ host: string; port: number }> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once('error', onError);
+      this.server.listen(addr.port, addr.host, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (err) => this.log.error({ err: err.message }, 'Kafka listener error'));
+        const a = this.server.address() as net.AddressInfo;
+        resolve({ host: a.address, port: a.port });
+      });
+    });
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  close(): Promise<void> {
+    for (const c of this.connections) c.closeWith('listener closing', 'debug');
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}

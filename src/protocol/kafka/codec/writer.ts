@@ -1,0 +1,113 @@
+// A growable writer of Kafka's binary protocol primitives. Large byte values
+// (record batches in Fetch answers) are not copied: `bytesRef` ends the current
+// chunk and appends the value as a chunk of its own, so an answer is a list of
+// chunks that the socket writes in one corked burst. Everything else is copied
+// into the writer's buffer.
+//
+// Invariant: `length` is the number of bytes written so far across all chunks;
+// `finish()` returns chunks whose total size is exactly that.
+
+const INITIAL_BYTES = 512;
+/** Byte values at least this large are referenced, not copied. */
+export const BYTES_REF_MIN = 4096;
+const UUID_BYTES = 16;
+
+export class Writer {
+  private buf: Buffer;
+  private pos = 0;
+  private readonly chunks: Uint8Array[] = [];
+  private flushed = 0;
+
+  constructor(initialBytes = INITIAL_BYTES) {
+    this.buf = Buffer.allocUnsafe(initialBytes);
+  }
+
+  get length(): number {
+    return this.flushed + this.pos;
+  }
+
+  private room(n: number): number {
+    if (this.pos + n > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+      this.buf.copy(next, 0, 0, this.pos);
+      this.buf = next;
+    }
+    const at = this.pos;
+    this.pos += n;
+    return at;
+  }
+
+  int8(v: number): void { this.buf.writeInt8(v, this.room(1)); }
+  int16(v: number): void { this.buf.writeInt16BE(v, this.room(2)); }
+  uint16(v: number): void { this.buf.writeUInt16BE(v, this.room(2)); }
+  int32(v: number): void { this.buf.writeInt32BE(v, this.room(4)); }
+  uint32(v: number): void { this.buf.writeUInt32BE(v, this.room(4)); }
+  float64(v: number): void { this.buf.writeDoubleBE(v, this.room(8)); }
+  bool(v: boolean): void { this.buf[this.room(1)] = v ? 1 : 0; }
+  int64(v: number): void { this.buf.writeBigInt64BE(BigInt(v), this.room(8)); }
+
+  uvarint(v: number): void {
+    let x = v;
+    while (x >= 0x80) {
+      this.buf[this.room(1)] = (x % 0x80) | 0x80;
+      x = Math.floor(x / 0x80);
+    }
+    this.buf[this.room(1)] = x;
+  }
+
+  varint(v: number): void {
+    this.uvarint(v >= 0 ? v * 2 : -v * 2 - 1);
+  }
+
+  raw(bytes: Uint8Array): void {
+    const at = this.room(bytes.length);
+    this.buf.set(bytes, at);
+  }
+
+  /** Appends `bytes` by reference when large (see the module header), by copy when small. */
+  bytesRef(bytes: Uint8Array): void {
+    if (bytes.length < BYTES_REF_MIN) {
+      this.raw(bytes);
+      return;
+    }
+    this.cut();
+    this.chunks.push(bytes);
+    this.flushed += bytes.length;
+  }
+
+  utf8(s: string): void {
+    const n = Buffer.byteLength(s, 'utf8');
+    this.buf.write(s, this.room(n), n, 'utf8');
+  }
+
+  uuid(hex: string): void {
+    const at = this.room(UUID_BYTES);
+    this.buf.write(hex, at, UUID_BYTES, 'hex');
+  }
+
+  /** Overwrites 4 bytes at an absolute position already written in the current chunk (length prefixes). */
+  patchInt32(absolutePos: number, v: number): void {
+    const rel = absolutePos - this.flushed;
+    if (rel < 0 || rel + 4 > this.pos) throw new RangeError('patchInt32 outside the current chunk');
+    this.buf.writeInt32BE(v, rel);
+  }
+
+  private cut(): void {
+    if (this.pos === 0) return;
+    this.chunks.push(this.buf.subarray(0, this.pos));
+    this.flushed += this.pos;
+    this.buf = Buffer.allocUnsafe(Math.max(INITIAL_BYTES, this.buf.length - this.pos));
+    this.pos = 0;
+  }
+
+  finish(): Uint8Array[] {
+    this.cut();
+    return this.chunks;
+  }
+
+  /** The whole output as one buffer (tests, small answers). */
+  toBuffer(): Buffer {
+    const chunks = this.finish();
+    return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks);
+  }
+}
