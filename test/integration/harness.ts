@@ -90,7 +90,15 @@ export class NodeProcess {
     private readonly argsFor: () => string[],
     /** The broker listener's port, for nodes with the broker role. */
     readonly brokerPort?: number,
+    /** The Kafka listener's port, for broker nodes of a cluster made with `kafka: true`. */
+    readonly kafkaPort?: number,
   ) {}
+
+  /** HOST:PORT of the Kafka listener; throws for a node without one. */
+  get kafkaAddress(): string {
+    if (this.kafkaPort === undefined) throw new Error(`node ${this.id} has no Kafka listener`);
+    return `127.0.0.1:${this.kafkaPort}`;
+  }
 
   get url(): string {
     return `ws://127.0.0.1:${this.port}`;
@@ -154,6 +162,8 @@ export interface ClusterOptions {
   readonly brokers?: boolean;
   /** Broker-only nodes (metadata observers) after the voters, with ids size+1, size+2, ... */
   readonly brokerOnly?: number;
+  /** Broker nodes also open a Kafka-protocol listener (--kafka-listen) on a free port. */
+  readonly kafka?: boolean;
 }
 
 /** N controller (or combined) processes on loopback, each with its own temp data dir. */
@@ -165,10 +175,14 @@ export class ProcessCluster {
 
   static async create(opts: ClusterOptions): Promise<ProcessCluster> {
     const extra = opts.brokerOnly ?? 0;
-    const all = await freePorts((opts.brokers ? 2 * opts.size : opts.size) + 2 * extra);
+    const kafkaCount = opts.kafka ? (opts.brokers ? opts.size : 0) + extra : 0;
+    const allWithKafka = await freePorts((opts.brokers ? 2 * opts.size : opts.size) + 2 * extra + kafkaCount);
+    const kafkaPorts = allWithKafka.slice(allWithKafka.length - kafkaCount);
+    const all = allWithKafka.slice(0, allWithKafka.length - kafkaCount);
     const ports = all.slice(0, opts.size);
     const brokerPorts = opts.brokers ? all.slice(opts.size, 2 * opts.size) : [];
     const observerPorts = all.slice(all.length - 2 * extra);
+    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `127.0.0.1:${kafkaPorts[i]}`]);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
     const cluster = new ProcessCluster(root, quorum);
@@ -179,8 +193,8 @@ export class ProcessCluster {
       const roleArgs = brokerPort === undefined ? ['--roles', 'controller'] : ['--roles', 'broker,controller', '--listen', `ws://127.0.0.1:${brokerPort}`];
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
         '--node-id', String(id), ...roleArgs, '--controller-listen', `ws://127.0.0.1:${port}`,
-        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(opts.extraArgs ?? []),
-      ], brokerPort));
+        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(brokerPort === undefined ? [] : kafkaArgs(i)), ...(opts.extraArgs ?? []),
+      ], brokerPort, brokerPort === undefined ? undefined : kafkaPorts[i]));
     });
     for (let i = 0; i < extra; i++) {
       const id = opts.size + i + 1;
@@ -188,8 +202,8 @@ export class ProcessCluster {
       const dataDir = path.join(root, `node-${id}`);
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
         '--node-id', String(id), '--roles', 'broker', '--listen', `ws://127.0.0.1:${brokerPort}`, '--controller-listen', `ws://127.0.0.1:${port}`,
-        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(opts.extraArgs ?? []),
-      ], brokerPort));
+        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...kafkaArgs(opts.size + i), ...(opts.extraArgs ?? []),
+      ], brokerPort, kafkaPorts[opts.size + i]));
     }
     return cluster;
   }
@@ -207,6 +221,11 @@ export class ProcessCluster {
   /** Broker listeners of the nodes with the broker role. */
   get brokerUrls(): string[] {
     return this.nodes.filter((n) => n.brokerPort !== undefined).map((n) => n.brokerUrl);
+  }
+
+  /** bootstrap.servers for Kafka clients: every Kafka listener. */
+  get kafkaBootstrap(): string {
+    return this.nodes.filter((n) => n.kafkaPort !== undefined).map((n) => n.kafkaAddress).join(',');
   }
 
   startAll(): void {
