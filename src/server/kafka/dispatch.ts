@@ -58,7 +58,16 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
       const message = err instanceof Error ? err.message : 'unknown error';
       return encodeAnswer(handler, header, handler.errorResponse(req, code, message));
     };
-    const answer = (result: KafkaHandlerResult): Uint8Array[] | null => (result === NO_KAFKA_RESPONSE ? null : encodeAnswer(handler, header, result));
+    // A body the table cannot encode is the handler's bug: logged, and the client gets the API's error answer.
+    const answer = (result: KafkaHandlerResult): Uint8Array[] | null => {
+      if (result === NO_KAFKA_RESPONSE) return null;
+      try {
+        return encodeAnswer(handler, header, result);
+      } catch (err) {
+        log.error({ err, api: handler.spec.name, version: header.apiVersion }, 'Kafka response encoding failed');
+        return encodeAnswer(handler, header, handler.errorResponse(req, Errors.UNKNOWN_SERVER_ERROR.code, 'response encoding failed'));
+      }
+    };
     let result: KafkaHandlerResult | Promise<KafkaHandlerResult>;
     try {
       result = handler.handle(req, ctx);

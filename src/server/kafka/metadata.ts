@@ -44,9 +44,10 @@ function partitionsOf(image: MetadataImage, name: string): Struct[] {
   }));
 }
 
-function topicAnswer(deps: KafkaDeps, image: MetadataImage, ref: TopicRef, mayCreate: boolean): Struct {
+function topicAnswer(deps: KafkaDeps, image: MetadataImage, ref: TopicRef, mayCreate: boolean, version: number): Struct {
   const name = ref.name ?? (ref.topicId !== ZERO_UUID ? topicNameById(image, ref.topicId) : null);
-  if (name === null) return { errorCode: Errors.UNKNOWN_TOPIC_ID.code, name: null, topicId: ref.topicId, partitions: [] };
+  // Names are nullable in answers from v12 on only; v10-11 have the field but Kafka serves ids from v12.
+  if (name === null) return { errorCode: Errors.UNKNOWN_TOPIC_ID.code, name: version >= 12 ? null : '', topicId: ref.topicId, partitions: [] };
   const t = image.topic(name);
   if (!t) {
     const invalid = topicNameProblem(name);
@@ -76,11 +77,11 @@ export const metadataHandler: KafkaApiHandler = {
       brokers: brokers.map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
       clusterId: image.cluster?.clusterId ?? null,
       controllerId: kafkaControllerId(image, ctx.deps.controllerId(), brokers),
-      topics: refs.map((ref) => topicAnswer(ctx.deps, image, ref, mayCreate)),
+      topics: refs.map((ref) => topicAnswer(ctx.deps, image, ref, mayCreate, ctx.version)),
     };
   },
   errorResponse(req, errorCode) {
     const topics = (req.topics as TopicRef[] | null) ?? [];
-    return { brokers: [], topics: topics.map((t) => ({ errorCode, name: t.name, topicId: t.topicId, partitions: [] })) };
+    return { brokers: [], topics: topics.map((t) => ({ errorCode, name: t.name ?? '', topicId: t.topicId, partitions: [] })) };
   },
 };

@@ -37,22 +37,26 @@ export class Writer {
     return at;
   }
 
-  int8(v: number): void { this.buf.writeInt8(v, this.room(1)); }
-  int16(v: number): void { this.buf.writeInt16BE(v, this.room(2)); }
-  uint16(v: number): void { this.buf.writeUInt16BE(v, this.room(2)); }
-  int32(v: number): void { this.buf.writeInt32BE(v, this.room(4)); }
-  uint32(v: number): void { this.buf.writeUInt32BE(v, this.room(4)); }
-  float64(v: number): void { this.buf.writeDoubleBE(v, this.room(8)); }
-  bool(v: boolean): void { this.buf[this.room(1)] = v ? 1 : 0; }
-  int64(v: number): void { this.buf.writeBigInt64BE(BigInt(v), this.room(8)); }
+  // Each writer takes its position first: room() may replace this.buf, and
+  // `this.buf.writeX(v, this.room(n))` would write into the old buffer.
+  int8(v: number): void { const at = this.room(1); this.buf.writeInt8(v, at); }
+  int16(v: number): void { const at = this.room(2); this.buf.writeInt16BE(v, at); }
+  uint16(v: number): void { const at = this.room(2); this.buf.writeUInt16BE(v, at); }
+  int32(v: number): void { const at = this.room(4); this.buf.writeInt32BE(v, at); }
+  uint32(v: number): void { const at = this.room(4); this.buf.writeUInt32BE(v, at); }
+  float64(v: number): void { const at = this.room(8); this.buf.writeDoubleBE(v, at); }
+  bool(v: boolean): void { const at = this.room(1); this.buf[at] = v ? 1 : 0; }
+  int64(v: number): void { const at = this.room(8); this.buf.writeBigInt64BE(BigInt(v), at); }
 
   uvarint(v: number): void {
     let x = v;
     while (x >= 0x80) {
-      this.buf[this.room(1)] = (x % 0x80) | 0x80;
+      const at = this.room(1);
+      this.buf[at] = (x % 0x80) | 0x80;
       x = Math.floor(x / 0x80);
     }
-    this.buf[this.room(1)] = x;
+    const at = this.room(1);
+    this.buf[at] = x;
   }
 
   varint(v: number): void {
@@ -77,7 +81,8 @@ export class Writer {
 
   utf8(s: string): void {
     const n = Buffer.byteLength(s, 'utf8');
-    this.buf.write(s, this.room(n), n, 'utf8');
+    const at = this.room(n);
+    this.buf.write(s, at, n, 'utf8');
   }
 
   uuid(hex: string): void {
