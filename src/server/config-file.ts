@@ -110,6 +110,9 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
     if (direct) {
       if (direct.numeric && !/^-?\d+$/.test(value)) throw invalid(file, `${key} must be an integer, got '${value}'`);
       flags[direct.flag] = direct.numeric ? Number(value) : value;
+    } else if (key === 'auto.create.topics.enable') {
+      if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
+      flags.autoCreateTopicsEnable = value === 'true';
     } else if (key === 'log.dirs') {
       if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
       flags.dataDir = value;

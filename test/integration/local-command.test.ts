@@ -15,6 +15,9 @@ import path from 'node:path';
 import { MAIN_JS, waitFor } from './harness.js';
 import { CLUSTER_UP_MS, Connections, brokerUrls, connect, createTopic, produceOk, readPartition, waitForFullIsr } from './broker-kit.js';
 import { serverNodeFlags } from '../../src/server/runtime-flags.js';
+import { KAFKA_PORT_OFFSET } from '../../src/cli/local-plan.js';
+import { RawKafkaClient } from '../protocol/kafka/raw-client.js';
+import { metadata } from '../../src/protocol/kafka/apis/metadata/schema.js';
 
 /** Generous: three node processes starting on a loaded CI machine. */
 const READY_WAIT_MS = 90_000;
@@ -31,7 +34,10 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** The first port of `n` consecutive ports on 127.0.0.1 that are free right now. */
+/**
+ * The first port of `n` consecutive ports on 127.0.0.1 that are free right
+ * now, whose Kafka listeners (KAFKA_PORT_OFFSET above each broker port) are free too.
+ */
 async function consecutiveFreePorts(n: number): Promise<number> {
   // Start at a pid-dependent place so parallel runs are unlikely to race for the same range.
   const span = PORT_SCAN_LAST - PORT_SCAN_FIRST - n;
@@ -39,7 +45,7 @@ async function consecutiveFreePorts(n: number): Promise<number> {
   for (let tried = 0; tried < span; tried += n) {
     const base = PORT_SCAN_FIRST + ((offset + tried) % span);
     let ok = true;
-    for (let p = base; p < base + n && ok; p++) ok = await portFree(p);
+    for (let p = base; p < base + n && ok; p++) ok = await portFree(p) && await portFree(p + KAFKA_PORT_OFFSET);
     if (ok) return base;
   }
   throw new Error(`no ${n} consecutive free ports in ${PORT_SCAN_FIRST}-${PORT_SCAN_LAST}`);
@@ -48,6 +54,7 @@ async function consecutiveFreePorts(n: number): Promise<number> {
 interface TableRow {
   readonly id: number;
   readonly brokerUrl: string;
+  readonly kafkaAddress: string;
   readonly controllerUrl: string;
   readonly dataDir: string;
   readonly pid: number;
@@ -101,8 +108,8 @@ class LocalRun {
     }, { timeoutMs: READY_WAIT_MS, intervalMs: 50 }).catch((err: Error) => {
       throw new Error(`${err.message}\nstderr:\n${this.stderr}\nstdout:\n${this.stdout}`);
     });
-    const rows = [...this.stdout.matchAll(/^\s+(\d+)\s+broker,controller\s+(ws:\S+)\s+(ws:\S+)\s+(\S+)\s+(\d+)\s*$/gm)].map((m) => ({
-      id: Number(m[1]), brokerUrl: m[2]!, controllerUrl: m[3]!, dataDir: m[4]!, pid: Number(m[5]),
+    const rows = [...this.stdout.matchAll(/^\s+(\d+)\s+broker,controller\s+(ws:\S+)\s+(\S+:\d+)\s+(ws:\S+)\s+(\S+)\s+(\d+)\s*$/gm)].map((m) => ({
+      id: Number(m[1]), brokerUrl: m[2]!, kafkaAddress: m[3]!, controllerUrl: m[4]!, dataDir: m[5]!, pid: Number(m[6]),
     }));
     for (const r of rows) nodePids.add(r.pid);
     const clusterId = /cluster id (\S+)/.exec(this.stdout)?.[1] ?? '';
@@ -154,6 +161,8 @@ describe('sluice local command', function () {
     expect(rows.map((r) => [r.brokerUrl, r.controllerUrl])).to.deep.equal([0, 1, 2].map((i) => [
       `ws://127.0.0.1:${base + 2 * i}`, `ws://127.0.0.1:${base + 2 * i + 1}`,
     ]));
+    expect(rows.map((r) => r.kafkaAddress)).to.deep.equal([0, 1, 2].map((i) => `127.0.0.1:${base + 2 * i + KAFKA_PORT_OFFSET}`));
+    expect(first.stdout).to.include(`bootstrap.servers=${rows.map((r) => r.kafkaAddress).join(',')}`);
     expect(rows.map((r) => r.dataDir)).to.deep.equal([1, 2, 3].map((i) => path.join(dataDir, `node-${i}`)));
     expect(clusterId).to.match(/^[A-Za-z0-9_-]{22}$/);
     expect(first.stderr).to.match(/waiting for a metadata leader/).and.match(/3\/3 unfenced/);
@@ -167,6 +176,13 @@ describe('sluice local command', function () {
     try {
       // Ready means every broker already lists all three: no wait here.
       expect((await conn.metadata([])).brokers.map((b) => b.nodeId).sort()).to.deep.equal([1, 2, 3]);
+      const kafka = await RawKafkaClient.connect('127.0.0.1', base + KAFKA_PORT_OFFSET);
+      try {
+        const md = await kafka.request(metadata, 12, { topics: null });
+        expect((md.brokers as Array<{ port: number }>).map((b) => b.port).sort()).to.deep.equal([0, 1, 2].map((i) => base + 2 * i + KAFKA_PORT_OFFSET));
+      } finally {
+        kafka.close();
+      }
       await createTopic(conn, 'local-topic', 1, 3);
       await produceOk(conns, conn, 'local-topic', 0, [{ value: Buffer.from('kept across restarts') }]);
     } finally {

@@ -89,3 +89,44 @@ describe('server config: log manager keys', () => {
     }
   });
 });
+
+describe('server config: the Kafka listener', () => {
+  const broker: ServerFlags = { ...base, roles: 'broker,controller', listen: 'ws://127.0.0.1:9092' };
+
+  it('takes HOST:PORT or PLAINTEXT://HOST:PORT, an advertised address, and auto.create.topics.enable', () => {
+    expect(serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1:9192' }).broker?.kafkaListen).to.deep.equal({ host: '127.0.0.1', port: 9192 });
+    expect(serverConfigFromFlags({ ...broker, kafkaListen: 'PLAINTEXT://0.0.0.0:9192' }).broker?.kafkaListen).to.deep.equal({ host: '0.0.0.0', port: 9192 });
+    expect(serverConfigFromFlags({ ...broker, kafkaListen: '[::1]:9192' }).broker?.kafkaListen).to.deep.equal({ host: '::1', port: 9192 });
+    const adv = serverConfigFromFlags({ ...broker, kafkaListen: '0.0.0.0:9192', kafkaAdvertisedListen: 'kafka.example:19192' });
+    expect(adv.broker?.kafkaAdvertised).to.deep.equal({ host: 'kafka.example', port: 19192 });
+    expect(serverConfigFromFlags(broker).broker?.kafkaListen).to.equal(undefined);
+    expect(serverConfigFromFlags(broker).broker?.autoCreateTopics).to.equal(true);
+    expect(serverConfigFromFlags({ ...broker, autoCreateTopicsEnable: false }).broker?.autoCreateTopics).to.equal(false);
+  });
+
+  it('refuses malformed addresses, an advertised one without a listener or nobody can dial, and a node without the broker role', () => {
+    expect(() => serverConfigFromFlags({ ...broker, kafkaListen: 'ws://127.0.0.1:9192' })).to.throw(/HOST:PORT or PLAINTEXT/);
+    expect(() => serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1' })).to.throw(/HOST:PORT/);
+    expect(() => serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1:99999' })).to.throw(/HOST:PORT/);
+    expect(() => serverConfigFromFlags({ ...broker, kafkaAdvertisedListen: 'h:1' })).to.throw(/needs --kafka-listen/);
+    expect(() => serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1:0', kafkaAdvertisedListen: '0.0.0.0:1' })).to.throw(/clients can dial/);
+    expect(() => serverConfigFromFlags({ ...base, kafkaListen: '127.0.0.1:9192' })).to.throw(/add broker to --roles/);
+  });
+
+  it('reads kafka.listeners, kafka.advertised.listeners and auto.create.topics.enable from a config file', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-config-'));
+    try {
+      const file = path.join(dir, 'server.properties');
+      fs.writeFileSync(file, 'kafka.listeners=PLAINTEXT://127.0.0.1:9192\nkafka.advertised.listeners=PLAINTEXT://h:9192\nauto.create.topics.enable=false\n');
+      const flags = readServerConfigFile(file);
+      const cfg = serverConfigFromFlags({ ...broker, ...flags } as ServerFlags);
+      expect(cfg.broker?.kafkaListen).to.deep.equal({ host: '127.0.0.1', port: 9192 });
+      expect(cfg.broker?.kafkaAdvertised).to.deep.equal({ host: 'h', port: 9192 });
+      expect(cfg.broker?.autoCreateTopics).to.equal(false);
+      fs.writeFileSync(file, 'auto.create.topics.enable=maybe\n');
+      expect(() => readServerConfigFile(file)).to.throw(/true or false/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
