@@ -5,7 +5,7 @@
 // records, so one bad topic never half-creates another.
 
 import type { MetadataImage } from '../metadata/image.js';
-import type { BrokerId, MetadataRecord, PartitionRecord } from '../metadata/records.js';
+import { NO_LEADER, type BrokerId, type MetadataRecord, type PartitionRecord } from '../metadata/records.js';
 import { configValueProblem, topicConfigDef } from '../metadata/config-defs.js';
 import { Errors, SluiceError, type ErrorInfo } from '../util/errors.js';
 import type { Rng } from '../util/rng.js';
@@ -137,7 +137,14 @@ export function deleteTopics(ctx: CommandContext, names: readonly string[]): Com
   return { records, response };
 }
 
-export function createPartitions(ctx: CommandContext, name: string, totalCount: number, validateOnly = false): CommandResult<ItemError> {
+/**
+ * Raises a topic's partition count to `totalCount`. The new partitions are
+ * placed like a new topic's, or on `assignments` (one replica list per new
+ * partition, each as long as the topic's replication factor).
+ */
+export function createPartitions(
+  ctx: CommandContext, name: string, totalCount: number, validateOnly = false, assignments: readonly (readonly BrokerId[])[] | null = null,
+): CommandResult<ItemError> {
   const topic = ctx.image.topic(name);
   if (!topic) return noRecords(fail(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`));
   const current = topic.partitions.size;
@@ -145,11 +152,27 @@ export function createPartitions(ctx: CommandContext, name: string, totalCount: 
   const countProblem = partitionCountProblem(totalCount);
   if (countProblem) return noRecords(fromError(countProblem));
   const rf = topic.partitions.get(0)?.replicas.length ?? 1;
+  if (assignments !== null) {
+    const problem = newPartitionAssignmentProblem(ctx.image, assignments, totalCount - current, rf);
+    if (problem) return noRecords(fail(Errors.INVALID_REPLICA_ASSIGNMENT, problem));
+    return { records: validateOnly ? [] : partitionRecords(ctx.image, topic.topicId, assignments.map((r) => [...r]), current), response: ok };
+  }
   const live = ctx.image.unfencedBrokers().filter((b) => !b.inControlledShutdown);
   const rfProblem = replicationFactorProblem(rf, live.length);
   if (rfProblem) return noRecords(fromError(rfProblem));
   const assignment = placeReplicas(live.map((b) => ({ id: b.brokerId, rack: b.rack })), totalCount - current, rf, ctx.rng, current);
   return { records: validateOnly ? [] : partitionRecords(ctx.image, topic.topicId, assignment, current), response: ok };
+}
+
+function newPartitionAssignmentProblem(image: MetadataImage, assignments: readonly (readonly BrokerId[])[], added: number, rf: number): string | null {
+  if (assignments.length !== added) return `${assignments.length} replica lists for ${added} new partitions`;
+  for (const replicas of assignments) {
+    if (replicas.length !== rf) return `replica list ${replicas.join(',')} does not have the topic's replication factor ${rf}`;
+    if (new Set(replicas).size !== replicas.length) return `replica list ${replicas.join(',')} names a broker twice`;
+    const unknown = replicas.find((b) => !image.brokers.has(b));
+    if (unknown !== undefined) return `broker ${unknown} is not registered`;
+  }
+  return null;
 }
 
 // ---------------------------------------------------------------- AlterPartition, elections
@@ -177,13 +200,33 @@ export interface TopicPartition {
   readonly partition: number;
 }
 
-export function electPreferredLeaders(ctx: CommandContext, partitions: readonly TopicPartition[] | null): CommandResult<Array<TopicPartition & ItemError>> {
+export type ElectionType = 'preferred' | 'unclean';
+
+/**
+ * Elects leaders of `partitions` (null: all). 'preferred' moves leadership to
+ * the first replica when it is in sync and live (a partition it already leads
+ * is answered without error). 'unclean' (Kafka's ElectionType.UNCLEAN) acts
+ * only on partitions without a leader: a live in-sync replica if one exists,
+ * else any live replica — which may lack committed records, whatever the
+ * topic's unclean.leader.election.enable says, because an operator asked.
+ * A partition that has a leader is ELECTION_NOT_NEEDED.
+ */
+export function electLeaders(
+  ctx: CommandContext, partitions: readonly TopicPartition[] | null, type: ElectionType = 'preferred',
+): CommandResult<Array<TopicPartition & ItemError>> {
   const targets = partitions ?? [...ctx.image.topicsByName.values()].flatMap((t) => [...t.partitions.keys()].map((partition) => ({ topic: t.name, partition })));
   const records: MetadataRecord[] = [];
   const response = targets.map((tp) => {
     const topic = ctx.image.topic(tp.topic);
     const reg = topic?.partitions.get(tp.partition);
     if (!topic || !reg) return { ...tp, ...fail(Errors.UNKNOWN_TOPIC_OR_PARTITION, `no partition ${tp.topic}-${tp.partition}`) };
+    if (type === 'unclean') {
+      if (reg.leader !== NO_LEADER) return { ...tp, ...fail(Errors.ELECTION_NOT_NEEDED, `${tp.topic}-${tp.partition} has a leader (${reg.leader})`) };
+      const change = buildPartitionChange(topic.topicId, tp.partition, reg, {}, { ...electionContext(ctx.image, topic.name), uncleanLeaderElectionEnabled: true });
+      if (change.after.leader === NO_LEADER) return { ...tp, ...fail(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, `no live replica of ${tp.topic}-${tp.partition}`) };
+      if (change.record) records.push(change.record);
+      return { ...tp, ...ok };
+    }
     if (reg.leader === reg.replicas[0]) return { ...tp, ...ok };
     const change = buildPartitionChange(topic.topicId, tp.partition, reg, { preferredLeader: true }, electionContext(ctx.image, topic.name));
     if (change.after.leader !== reg.replicas[0]) return { ...tp, ...fail(Errors.PREFERRED_LEADER_NOT_AVAILABLE, `broker ${reg.replicas[0]} cannot lead ${tp.topic}-${tp.partition} now`) };
@@ -191,6 +234,11 @@ export function electPreferredLeaders(ctx: CommandContext, partitions: readonly 
     return { ...tp, ...ok };
   });
   return { records, response };
+}
+
+/** Preferred-leader elections (auto.leader.rebalance.enable and the elect-leaders tools). */
+export function electPreferredLeaders(ctx: CommandContext, partitions: readonly TopicPartition[] | null): CommandResult<Array<TopicPartition & ItemError>> {
+  return electLeaders(ctx, partitions, 'preferred');
 }
 
 /**

@@ -21,6 +21,7 @@ export enum ApiKey {
   ApiVersions = 18,
   CreateTopics = 19,
   DeleteTopics = 20,
+  DeleteRecords = 21,
   InitProducerId = 22,
   OffsetForLeaderEpoch = 23,
   DescribeConfigs = 32,

@@ -344,6 +344,10 @@ export class ReplicaFetcher {
       }
     }
     log.updateHighWatermark(Math.min(r.highWatermark, log.logEndOffset));
+    // The leader's log start moved up (DeleteRecords, retention): follow it,
+    // as far as this replica's high watermark allows (the log refuses more).
+    const leaderStart = Math.min(r.logStartOffset, log.highWatermark);
+    if (leaderStart > log.logStartOffset) log.advanceLogStartOffset(leaderStart);
   }
 }
 

@@ -38,6 +38,7 @@ import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
 } from '../protocol/apis/offsets.js';
+import { DELETE_TO_HIGH_WATERMARK, type DeleteRecordsPartitionResponse, type DeleteRecordsRequest, type DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
 import { checkRecordBatches } from '../record/record-batch.js';
 import { Purgatory } from './delayed.js';
 import type { LeaderState } from './rules/leader-state.js';
@@ -771,6 +772,55 @@ export class ReplicaManager {
         }),
       })),
     };
+  }
+
+  // ---- DeleteRecords, log dirs -----------------------------------------------
+
+  /**
+   * Moves the leaders' log start offsets up (DeleteRecords). The log deletes
+   * the segments wholly below the new start; followers learn it from the
+   * logStartOffset of their next fetch answer (waiting fetches are woken so
+   * they hear at once), and the start offsets are checkpointed before the
+   * answer so a restart does not bring the deleted records back.
+   */
+  deleteRecords(req: DeleteRecordsRequest): DeleteRecordsResponse {
+    let moved = false;
+    const topics = req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((q): DeleteRecordsPartitionResponse => {
+        const out: DeleteRecordsPartitionResponse = { partition: q.partition, ...NONE, lowWatermark: -1 };
+        const p = this.partitions.get(partitionKey(t.name, q.partition));
+        const problem = p ? p.leaderProblem(-1) : this.unknownPartition(t.name, q.partition);
+        if (problem) return Object.assign(out, failure(problem.error, problem.message));
+        const log = p!.log;
+        const target = q.offset === DELETE_TO_HIGH_WATERMARK ? log.highWatermark : q.offset;
+        if (target < 0 || target > log.highWatermark) {
+          return Object.assign(out, failure(Errors.OFFSET_OUT_OF_RANGE, `offset ${q.offset} of ${p!.key} is outside [0, high watermark ${log.highWatermark}]`));
+        }
+        try {
+          const before = log.logStartOffset;
+          log.advanceLogStartOffset(target);
+          if (log.logStartOffset !== before) {
+            moved = true;
+            this.pokeFetches(p!);
+          }
+        } catch (err) {
+          return Object.assign(out, failureOf(err));
+        }
+        out.lowWatermark = log.logStartOffset;
+        return out;
+      }),
+    }));
+    if (moved) this.opts.logs.checkpointLogStartOffsets();
+    return { topics };
+  }
+
+  /** The one log directory of this broker (the data dir) and every hosted partition's size and lag behind its high watermark. */
+  describeLogDir(): { dir: string; partitions: Array<{ topic: string; partition: number; sizeBytes: number; offsetLag: number }> } {
+    const partitions = [...this.partitions.values()].map((p) => ({
+      topic: p.topic, partition: p.index, sizeBytes: p.log.sizeBytes, offsetLag: Math.max(0, p.log.highWatermark - p.log.logEndOffset),
+    }));
+    return { dir: this.opts.logs.dataDir, partitions };
   }
 
   // ---- ISR changes -----------------------------------------------------------

@@ -2,8 +2,8 @@
 // can ask (docs/protocol.md). Each request is checked against the supported
 // API versions (UNSUPPORTED_VERSION otherwise), its body parsed by its API's
 // validator (INVALID_REQUEST names the bad field), then served:
-//   - data plane (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch) by the
-//     replica manager;
+//   - data plane (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
+//     DeleteRecords) by the replica manager;
 //   - Metadata, DescribeCluster, ApiVersions from this node's metadata image;
 //   - InitProducerId from a block of producer ids the controller allocated
 //     (producer-ids.ts);
@@ -22,6 +22,7 @@ import type { Body } from '../protocol/body.js';
 import { parseProduceRequest } from '../protocol/apis/produce.js';
 import { parseFetchRequest } from '../protocol/apis/fetch.js';
 import { parseListOffsetsRequest, parseOffsetForLeaderEpochRequest } from '../protocol/apis/offsets.js';
+import { parseDeleteRecordsRequest } from '../protocol/apis/delete-records.js';
 import {
   parseMetadataRequest,
   type ApiVersionRange, type MetadataBroker, type MetadataResponse, type MetadataTopic,
@@ -66,7 +67,7 @@ const CONTROLLER_ONLY: ReadonlySet<number> = new Set([
 
 const SERVED: readonly number[] = [
   ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata, ApiKey.ApiVersions,
-  ApiKey.OffsetForLeaderEpoch, ApiKey.DescribeCluster, ...FORWARDED.keys(),
+  ApiKey.OffsetForLeaderEpoch, ApiKey.DeleteRecords, ApiKey.DescribeCluster, ...FORWARDED.keys(),
   ApiKey.InitProducerId,
   ...GROUP_APIS,
 ];
@@ -112,6 +113,8 @@ export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
         return deps.replicas.listOffsets(parseListOffsetsRequest(body));
       case ApiKey.OffsetForLeaderEpoch:
         return deps.replicas.offsetForLeaderEpoch(parseOffsetForLeaderEpochRequest(body));
+      case ApiKey.DeleteRecords:
+        return deps.replicas.deleteRecords(parseDeleteRecordsRequest(body));
       case ApiKey.InitProducerId: {
         const init = parseInitProducerIdRequest(body);
         if (!deps.producerIds) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker hands out no producer ids');

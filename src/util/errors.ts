@@ -70,12 +70,16 @@ export const Errors = {
   MEMBER_ID_REQUIRED: e(79, 'MEMBER_ID_REQUIRED', false, 'Rejoin with the member id the coordinator assigned'),
   PREFERRED_LEADER_NOT_AVAILABLE: e(80, 'PREFERRED_LEADER_NOT_AVAILABLE', true, 'The preferred leader is not available'),
   FENCED_INSTANCE_ID: e(82, 'FENCED_INSTANCE_ID', false, 'Another member with the same group instance id joined'),
+  ELIGIBLE_LEADERS_NOT_AVAILABLE: e(83, 'ELIGIBLE_LEADERS_NOT_AVAILABLE', true, 'No replica of the partition is eligible to lead'),
+  ELECTION_NOT_NEEDED: e(84, 'ELECTION_NOT_NEEDED', false, 'The partition already has the leader the election asks for'),
   NO_REASSIGNMENT_IN_PROGRESS: e(85, 'NO_REASSIGNMENT_IN_PROGRESS', false, 'No reassignment is in progress for this partition'),
   UNKNOWN_TOPIC_ID: e(100, 'UNKNOWN_TOPIC_ID', true, 'This server does not know this topic id'),
   INCONSISTENT_CLUSTER_ID: e(104, 'INCONSISTENT_CLUSTER_ID', false, 'The cluster id in the request does not match this cluster'),
   STALE_BROKER_EPOCH: e(77, 'STALE_BROKER_EPOCH', false, 'The broker epoch is stale'),
   INVALID_UPDATE_VERSION: e(108, 'INVALID_UPDATE_VERSION', false, 'The partition epoch in the request is stale'),
   NEW_LEADER_ELECTED: e(112, 'NEW_LEADER_ELECTED', false, 'A new leader was elected while the request was in flight'),
+  MISMATCHED_ENDPOINT_TYPE: e(118, 'MISMATCHED_ENDPOINT_TYPE', false, 'The request was sent to an endpoint of the wrong type'),
+  UNSUPPORTED_ENDPOINT_TYPE: e(119, 'UNSUPPORTED_ENDPOINT_TYPE', false, 'This endpoint type is not supported'),
   INELIGIBLE_REPLICA: e(107, 'INELIGIBLE_REPLICA', false, 'The replica is not eligible to join the ISR'),
 } as const satisfies Record<string, ErrorInfo>;
 

@@ -6,7 +6,7 @@
 // polls, ISR shrink/expand through AlterPartition (one call in flight),
 // min.insync.replicas, leader changes and epoch fencing, divergent-tail
 // truncation, restarts at new addresses, a failing follower log, topic
-// configs and deletion, and the fsync durability mode. Every wait is on a
+// configs and deletion, DeleteRecords, and the fsync durability mode. Every wait is on a
 // condition, never a fixed sleep.
 
 import { expect } from 'chai';
@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { FetchRequest, FetchResponse } from '../../src/protocol/apis/fetch.js';
+import type { DeleteRecordsResponse } from '../../src/protocol/apis/delete-records.js';
 import type { PartitionLog } from '../../src/storage/partition-log.js';
 import { Errors } from '../../src/util/errors.js';
 import { readAllBytes } from '../storage/log-test-helpers.js';
@@ -365,6 +366,38 @@ describe('replication: replica manager (in-process brokers)', function () {
     // A whole image (changes null: what a broker gets after a snapshot restore).
     c.publish([{ type: 'config', v: 1, resourceType: 'topic', resourceName: T, name: 'retention.ms', value: '654321' }]);
     for (const id of [1, 2, 3]) expect(log(id).logConfig.retentionMs, `broker ${id}`).to.equal(654321);
+  });
+
+  it('DeleteRecords moves the log start on the leader, deletes segments below it, checkpoints it, and followers follow', async () => {
+    const c = await threeNodes();
+    c.setTopicConfig(T, 'segment.bytes', String(16 * 1024));
+    const big = 'x'.repeat(4000);
+    for (let i = 0; i < 12; i++) expect((await c.produce(1, T, -1, batchOf(`${big}${i}`))).errorCode).to.equal(0);
+    const segmentsBefore = log(1).numberOfSegments;
+    expect(segmentsBefore, 'several segments').to.be.greaterThan(2);
+    const del = async (id: number, offset: number) => (await (await c.link(id)).request<DeleteRecordsResponse>(ApiKey.DeleteRecords, 0, {
+      topics: [{ name: T, partitions: [{ partition: 0, offset }] }],
+    }, 10_000)).topics[0]!.partitions[0]!;
+
+    expect(await del(1, 9)).to.include({ errorCode: 0, lowWatermark: 9 });
+    expect(log(1).logStartOffset).to.equal(9);
+    expect(log(1).numberOfSegments, 'segments wholly below 9 deleted').to.be.lessThan(segmentsBefore);
+    const checkpoint = fs.readFileSync(path.join(c.node(1).dataDir, 'log-start-offset-checkpoint'), 'utf8');
+    expect(checkpoint.split('\n'), 'checkpointed before the answer').to.include(`${T} 0 9`);
+    expect((await c.fetch(1, T, 3)).errorCode, 'below the new start').to.equal(Errors.OFFSET_OUT_OF_RANGE.code);
+    expect(valuesIn((await c.fetch(1, T, 9)).records, 9)[0]).to.equal(`${big}9`);
+    await waitFor('followers follow the leader\'s log start', () => [2, 3].every((id) => log(id).logStartOffset === 9));
+
+    expect(await del(1, 13), 'past the high watermark').to.include({ errorCode: Errors.OFFSET_OUT_OF_RANGE.code, lowWatermark: -1 });
+    expect(await del(1, -5)).to.include({ errorCode: Errors.OFFSET_OUT_OF_RANGE.code });
+    expect(await del(2, 10), 'a follower').to.include({ errorCode: Errors.NOT_LEADER_OR_FOLLOWER.code });
+    expect(await del(1, 4), 'below the start: nothing moves').to.include({ errorCode: 0, lowWatermark: 9 });
+    expect(await del(1, -1), '-1 is the high watermark').to.include({ errorCode: 0, lowWatermark: 12 });
+    expect(log(1).logStartOffset).to.equal(12);
+    await waitFor('followers at 12', () => [2, 3].every((id) => log(id).logStartOffset === 12));
+    await c.stopNode(2);
+    await c.startNode(2);
+    expect(log(2).logStartOffset, 'a restarted follower keeps it').to.equal(12);
   });
 
   it('removes a deleted topic\'s replicas and directories', async () => {

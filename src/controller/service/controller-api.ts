@@ -9,7 +9,7 @@ import { Errors, SluiceError, type ErrorInfo } from '../../util/errors.js';
 import { badRequest, bool, int, ints, list, str, strMap, type Body } from '../../protocol/body.js';
 import { brokerHeartbeat, registerBroker, unregisterBroker } from '../cluster-control.js';
 import {
-  alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electPreferredLeaders, listReassignments,
+  alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electLeaders, listReassignments,
   type CreatableTopic, type ReassignmentItem, type TopicPartition,
 } from '../replication-control.js';
 import { allocateProducerIds, alterConfigs, describeConfigs, type AlterConfigsResource } from '../config-control.js';
@@ -65,7 +65,10 @@ export function createControllerApi(controller: QuorumController): (api: string,
     createPartitions: async (b) => {
       const topic = str(b, 'topic');
       const count = int(b, 'count');
-      return controller.submit((c) => createPartitions(c, topic, count, bool(b, 'validateOnly', false)));
+      const raw = b.assignments;
+      if (raw !== undefined && raw !== null && !Array.isArray(raw)) throw bad('assignments must be a list of replica lists');
+      const assignments = Array.isArray(raw) ? raw.map((r) => ints(r, 'assignments')) : null;
+      return controller.submit((c) => createPartitions(c, topic, count, bool(b, 'validateOnly', false), assignments));
     },
     alterPartition: async (b) => {
       const req = {
@@ -76,7 +79,9 @@ export function createControllerApi(controller: QuorumController): (api: string,
     },
     electLeaders: async (b) => {
       const parts = b.partitions === undefined || b.partitions === null ? null : topicPartitions(b, 'partitions');
-      return { partitions: await controller.submit((c) => electPreferredLeaders(c, parts)) };
+      const type = b.electionType === undefined ? 'preferred' : str(b, 'electionType');
+      if (type !== 'preferred' && type !== 'unclean') throw bad('electionType must be preferred or unclean');
+      return { partitions: await controller.submit((c) => electLeaders(c, parts, type)) };
     },
     alterReassignments: async (b) => {
       const items: ReassignmentItem[] = list(b, 'partitions').map((p) => ({
