@@ -5,10 +5,32 @@
 import type { KafkaApiHandler } from './api.js';
 import { apiVersionsHandler } from './api-versions.js';
 import { metadataHandler } from './metadata.js';
+import { createTopicsHandler } from './create-topics.js';
+import { deleteTopicsHandler } from './delete-topics.js';
+import { deleteRecordsHandler } from './delete-records.js';
+import { describeConfigsHandler } from './describe-configs.js';
+import { alterConfigsHandler, incrementalAlterConfigsHandler } from './alter-configs.js';
+import { describeLogDirsHandler } from './describe-log-dirs.js';
+import { createPartitionsHandler } from './create-partitions.js';
+import { electLeadersHandler } from './elect-leaders.js';
+import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition-reassignments.js';
+import { describeClusterHandler } from './describe-cluster.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
   metadataHandler,
+  createTopicsHandler,
+  deleteTopicsHandler,
+  deleteRecordsHandler,
+  describeConfigsHandler,
+  alterConfigsHandler,
+  describeLogDirsHandler,
+  createPartitionsHandler,
+  electLeadersHandler,
+  incrementalAlterConfigsHandler,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
+  describeClusterHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));
