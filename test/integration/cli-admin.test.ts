@@ -36,7 +36,7 @@ describe('sluice topics/configs/cluster on a real 3-node cluster', function () {
   }
 
   before(async () => {
-    cluster = await startBrokerCluster(3);
+    cluster = await startBrokerCluster(3, [], { kafka: true });
     bootstrap = cluster.brokerUrls.join(',');
   });
 
@@ -123,12 +123,15 @@ describe('sluice topics/configs/cluster on a real 3-node cluster', function () {
     expect(voters.map((n) => n.recentContact), 'the leader heard from every voter lately').to.deep.equal([true, true, true]);
     expect(s.brokers.map((b) => [b.nodeId, b.state])).to.deep.equal([[1, 'running'], [2, 'running'], [3, 'running']]);
     expect(s.brokers.every((b) => b.endpoints.some((e) => e.name === 'BROKER') && b.metadataOffset !== null)).to.equal(true);
+    expect(s.brokers.map((b) => b.url), 'each broker\'s WebSocket listener').to.deep.equal(cluster.nodes.map((n) => n.brokerUrl));
+    expect(s.brokers.map((b) => b.kafka), 'and its Kafka listener').to.deep.equal(cluster.nodes.map((n) => n.kafkaAddress));
     expect(s.partitions.offline).to.equal(0);
     expect(s.partitions.total).to.be.greaterThanOrEqual(s.partitions.underReplicated);
 
     const text = await ok('cluster', 'status');
     expect(text).to.match(new RegExp(`Quorum: leader ${s.quorum.leaderId} `));
     expect(text).to.match(/Partitions: \d+ total, \d+ under-replicated, 0 offline/);
+    for (const n of cluster.nodes) expect(text).to.contain(`${n.brokerUrl}  ${n.kafkaAddress}`);
   });
 
   it('reports the broker\'s error code and message on one line, exit 1', async () => {

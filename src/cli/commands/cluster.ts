@@ -4,7 +4,10 @@
 // Sources, so the output is only what can be measured:
 //   - brokers: DescribeCluster (registered brokers, fenced ones included,
 //     with their endpoints), plus each live broker's own DescribeCluster for
-//     the metadata offset it has applied;
+//     the metadata offset it has applied. Each broker's two client endpoints
+//     are shown apart: its WebSocket listener (endpoint BROKER) and its Kafka
+//     listener (endpoint KAFKA, PLAINTEXT://host:port, shown as the host:port
+//     Kafka clients take as bootstrap.servers; null without --kafka-listen);
 //   - partitions: Metadata of every topic (ISR smaller than the replica set →
 //     under-replicated; no leader → offline);
 //   - quorum: the Raft `status` op of every node, reached at the CONTROLLER
@@ -25,6 +28,8 @@ import type { BrokerDescription } from '../../client/admin.js';
 import { QuorumClient } from '../../raft-node/quorum-client.js';
 import type { StatusResult } from '../../raft-node/client-service.js';
 import { METADATA_ENDPOINT } from '../../raft-node/observers.js';
+import { BROKER_ENDPOINT } from '../../replication/replica-fetcher.js';
+import { KAFKA_ENDPOINT, parseKafkaEndpoint } from '../../server/kafka/cluster-view.js';
 import { errorLine, print, runClientCommand, withClientFlags, type ClientFlags } from '../client-command.js';
 import { listOf } from './configs.js';
 import { cellText, renderTable } from '../table.js';
@@ -66,6 +71,10 @@ export interface ClusterStatus {
     readonly nodeId: number;
     readonly state: 'fenced' | 'running' | 'shutting-down';
     readonly rack: string | null;
+    /** The WebSocket listener (Sluice's client protocol), or null. */
+    readonly url: string | null;
+    /** The Kafka listener as host:port, or null when the broker has none. */
+    readonly kafka: string | null;
     readonly endpoints: ReadonlyArray<{ readonly name: string; readonly url: string }>;
     readonly metadataOffset: number | null;
   }>;
@@ -77,6 +86,14 @@ const NOTES = [
   'lag: the leader\'s last metadata log index minus the index the leader knows the node holds',
   'recent contact: the leader heard from the node within its check-quorum window (about an election timeout)',
 ];
+
+/** A broker's Kafka listener as host:port (IPv6 hosts in brackets), from its KAFKA endpoint. */
+export function kafkaAddressOf(endpoints: ReadonlyArray<{ readonly name: string; readonly url: string }>): string | null {
+  const url = endpoints.find((e) => e.name === KAFKA_ENDPOINT)?.url;
+  const ep = url ? parseKafkaEndpoint(url) : null;
+  if (!ep) return null;
+  return `${ep.host.includes(':') ? `[${ep.host}]` : ep.host}:${ep.port}`;
+}
 
 function brokerState(b: BrokerDescription): 'fenced' | 'running' | 'shutting-down' {
   if (b.inControlledShutdown) return 'shutting-down';
@@ -172,7 +189,9 @@ export async function clusterStatus(client: Client, extraControllers: readonly s
     controllerId: cluster.controllerId,
     quorum: quorumView(byUrl, urlOf),
     brokers: cluster.brokers.map((b) => ({
-      nodeId: b.nodeId, state: brokerState(b), rack: b.rack, endpoints: b.endpoints, metadataOffset: offsets.get(b.nodeId) ?? null,
+      nodeId: b.nodeId, state: brokerState(b), rack: b.rack,
+      url: b.endpoints.find((e) => e.name === BROKER_ENDPOINT)?.url ?? null, kafka: kafkaAddressOf(b.endpoints),
+      endpoints: b.endpoints, metadataOffset: offsets.get(b.nodeId) ?? null,
     })),
     partitions,
     notes: NOTES,
@@ -187,8 +206,8 @@ export function renderStatus(s: ClusterStatus): string {
   ];
   const nodes = renderTable(['NODE', 'KIND', 'ROLE', 'TERM', 'LAST-INDEX', 'COMMIT', 'APPLIED', 'LAG', 'RECENT-CONTACT', 'URL', 'ERROR'],
     q.nodes.map((n) => [n.nodeId, n.kind, n.role, n.term, n.lastIndex, n.commit, n.applied, n.lag, n.recentContact === null ? '-' : n.recentContact ? 'yes' : 'no', n.url, n.error]));
-  const brokers = renderTable(['BROKER', 'STATE', 'METADATA-OFFSET', 'ENDPOINTS'],
-    s.brokers.map((b) => [b.nodeId, b.state, b.metadataOffset, b.endpoints.map((e) => `${e.name}=${e.url}`).join(' ')]));
+  const brokers = renderTable(['BROKER', 'STATE', 'METADATA-OFFSET', 'WEBSOCKET', 'KAFKA'],
+    s.brokers.map((b) => [b.nodeId, b.state, b.metadataOffset, b.url, b.kafka]));
   const p = s.partitions;
   return [...head, '', nodes, '', brokers, '',
     `Partitions: ${p.total} total, ${p.underReplicated} under-replicated, ${p.offline} offline`,
