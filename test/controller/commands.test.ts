@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/util/logger.js';
 import { BrokerHeartbeats } from '../../src/controller/decisions/broker-heartbeats.js';
 import type { CommandContext, CommandResult } from '../../src/controller/context.js';
 import { brokerHeartbeat, fenceExpiredBrokers, registerBroker } from '../../src/controller/cluster-control.js';
-import { alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electPreferredLeaders, listReassignments } from '../../src/controller/replication-control.js';
+import { alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electLeaders, electPreferredLeaders, listReassignments } from '../../src/controller/replication-control.js';
 import { allocateProducerIds, alterConfigs, describeConfigs } from '../../src/controller/config-control.js';
 import { Errors } from '../../src/util/errors.js';
 
@@ -206,6 +206,46 @@ describe('controller commands', () => {
       ]));
       expect(bad.map((r) => r.errorCode)).to.deep.equal([3, 40, 0]);
       expect(h.image.config('topic', 't').has('segment.bytes')).to.equal(false);
+    });
+  });
+
+  describe('partitions on given replicas, unclean elections on request', () => {
+    it('adds partitions on the replica lists given, and refuses lists of the wrong count, size, duplicates or unknown brokers', () => {
+      const h = cluster(3);
+      h.run((c) => createTopics(c, [{ name: 'g', numPartitions: 1, replicationFactor: 2, configs: {} }]));
+      for (const bad of [[[1, 2]], [[1], [2]], [[1, 1], [2, 3]], [[1, 9], [2, 3]]]) {
+        const before = h.offset;
+        expect(h.run((c) => createPartitions(c, 'g', 3, false, bad)).errorCode, JSON.stringify(bad)).to.equal(Errors.INVALID_REPLICA_ASSIGNMENT.code);
+        expect(h.offset, 'nothing written').to.equal(before);
+      }
+      expect(h.run((c) => createPartitions(c, 'g', 3, true, [[1, 2], [3, 1]])).errorCode, 'validateOnly').to.equal(0);
+      expect(h.image.topic('g')!.partitions.size).to.equal(1);
+      expect(h.run((c) => createPartitions(c, 'g', 3, false, [[1, 2], [3, 1]])).errorCode).to.equal(0);
+      const t = h.image.topic('g')!;
+      expect([1, 2].map((p) => t.partitions.get(p)!.replicas)).to.deep.equal([[1, 2], [3, 1]]);
+      expect(t.partitions.get(2)!.leader).to.equal(3);
+    });
+
+    it('elects an out-of-sync live replica of a leaderless partition when asked (unclean), and only then', () => {
+      const h = cluster(3);
+      h.run((c) => createTopics(c, [
+        { name: 'u', numPartitions: -1, replicationFactor: -1, configs: {}, assignments: [[1, 2]] },
+        { name: 'lone', numPartitions: -1, replicationFactor: -1, configs: {}, assignments: [[1]] },
+      ]));
+      const topicId = h.image.topic('u')!.topicId;
+      const reg = h.image.topic('u')!.partitions.get(0)!;
+      expect(h.run((c) => alterPartition(c, { brokerId: 1, brokerEpoch: h.epochs.get(1)!, topicId, partition: 0, leaderEpoch: reg.leaderEpoch, partitionEpoch: reg.partitionEpoch, newIsr: [1] })).errorCode).to.equal(0);
+      const u0 = [{ topic: 'u', partition: 0 }];
+      expect(h.run((c) => electLeaders(c, u0, 'unclean'))[0]!.errorCode, 'it has a leader').to.equal(Errors.ELECTION_NOT_NEEDED.code);
+      h.clock.advance(9001);
+      h.heartbeat(2);
+      h.heartbeat(3);
+      h.run((c) => fenceExpiredBrokers(c));
+      expect(h.image.topic('u')!.partitions.get(0)).to.include({ leader: -1 });
+      expect(h.run((c) => electLeaders(c, u0, 'preferred'))[0]!.errorCode, 'a clean election cannot').to.equal(Errors.PREFERRED_LEADER_NOT_AVAILABLE.code);
+      expect(h.run((c) => electLeaders(c, [{ topic: 'lone', partition: 0 }], 'unclean'))[0]!.errorCode, 'no live replica').to.equal(Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE.code);
+      expect(h.run((c) => electLeaders(c, u0, 'unclean'))[0]!.errorCode).to.equal(0);
+      expect(h.image.topic('u')!.partitions.get(0)).to.deep.include({ leader: 2, isr: [2] });
     });
   });
 
