@@ -20,6 +20,7 @@ import type { DescribedConfig } from '../controller/config-control.js';
 import type { AdminApiKey, AdminApis } from './broker-connection.js';
 import { partitionError, sleep, type Client, type PartitionInfo } from './client.js';
 import { GroupAdmin } from './group-admin.js';
+import { errorFromCode } from './responses.js';
 
 export type { CreatedTopic, OngoingReassignment, DescribedConfig };
 
@@ -205,6 +206,37 @@ export class Admin {
   async listPartitionReassignments(): Promise<OngoingReassignment[]> {
     const res = await this.forward('listPartitionReassignments', ApiKey.ListPartitionReassignments, {});
     return res.reassignments;
+  }
+
+  /**
+   * Deletes the records of `topic` below the given offsets (offset -1: every
+   * committed record): each partition's leader moves its log start offset
+   * there. Resolves with each partition's new log start offset (Kafka's low
+   * watermark); a partition error that a retry cannot fix (an offset past the
+   * high watermark: OFFSET_OUT_OF_RANGE) is thrown.
+   */
+  async deleteRecords(req: { topic: string; partitions: ReadonlyArray<{ partition: number; offset: number }> }): Promise<Array<{ partition: number; lowWatermark: number }>> {
+    const done = new Map<number, number>();
+    await this.client.retry('deleteRecords', async () => {
+      const byLeader = new Map<number, Array<{ partition: number; offset: number }>>();
+      for (const p of req.partitions.filter((q) => !done.has(q.partition))) {
+        const { brokerId } = await this.client.leaderFor(req.topic, p.partition);
+        byLeader.set(brokerId, [...(byLeader.get(brokerId) ?? []), p]);
+      }
+      let retriable: SluiceError | null = null;
+      await Promise.all([...byLeader].map(async ([brokerId, ps]) => {
+        const res = await (await this.client.connection(brokerId)).deleteRecords({ topics: [{ name: req.topic, partitions: ps }] });
+        for (const p of res.topics[0]?.partitions ?? []) {
+          if (p.errorCode === Errors.NONE.code) { done.set(p.partition, p.lowWatermark); continue; }
+          const err = errorFromCode(p.errorCode, p.errorMessage, { topic: req.topic, partition: p.partition });
+          if (!err.retriable) throw err;
+          this.client.noteError(err);
+          retriable = err;
+        }
+      }));
+      if (retriable) throw retriable;
+    });
+    return req.partitions.map((p) => ({ partition: p.partition, lowWatermark: done.get(p.partition)! }));
   }
 
   private forward<K extends AdminApiKey>(what: string, apiKey: K, body: AdminApis[K]['request']): Promise<AdminApis[K]['response']> {

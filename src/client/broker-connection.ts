@@ -19,6 +19,7 @@
 // Portability: this module imports no Node-only module; the WebSocket
 // implementation is injected (node-websocket.ts for Node, the browser's own).
 
+import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
 import { ApiKey } from '../protocol/api-keys.js';
 import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.js';
 import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
@@ -301,6 +302,11 @@ export class BrokerConnection {
       })),
     };
     return parseListOffsetsResponse(await this.call(ApiKey.ListOffsets, body, this.requestTimeoutMs));
+  }
+
+  /** Moves partitions' log start offsets up (offset -1: the high watermark); send it to each partition's leader. */
+  async deleteRecords(req: DeleteRecordsRequest): Promise<DeleteRecordsResponse> {
+    return (await this.call(ApiKey.DeleteRecords, req, this.requestTimeoutMs)) as DeleteRecordsResponse;
   }
 
   async offsetForLeaderEpoch(req: OffsetForLeaderEpochInput): Promise<OffsetForLeaderEpochResponse> {

@@ -5,7 +5,7 @@
 // and altered for topics and brokers; the cluster and log dirs described;
 // reassignments started, listed and cancelled; leader elections; records
 // deleted, then checked through the Sluice client's WebSocket ListOffsets and
-// Fetch. Every wait is on a condition with a bound.
+// Fetch, and deleted through the Sluice client's own DeleteRecords. Every wait is on a condition with a bound.
 
 import { expect } from 'chai';
 import { startBrokerCluster, connect, createTopic, Connections, produceOk } from './broker-kit.js';
@@ -28,7 +28,8 @@ import { listPartitionReassignments } from '../../src/protocol/kafka/apis/list-p
 import { electLeaders } from '../../src/protocol/kafka/apis/elect-leaders/schema.js';
 import { deleteRecords } from '../../src/protocol/kafka/apis/delete-records/schema.js';
 import { EARLIEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
-import { Errors } from '../../src/util/errors.js';
+import { Errors, type SluiceError } from '../../src/util/errors.js';
+import { Client } from '../../src/index.js';
 
 const TOPIC = 2;
 const BROKER = 4;
@@ -361,5 +362,16 @@ describe('Kafka listener admin APIs (real 3-node cluster)', function () {
     expect((topicsOf(unknown)[0]!.partitions as Struct[])[0]).to.include({ errorCode: Errors.UNKNOWN_TOPIC_OR_PARTITION.code });
     await produceOk(conns, ws, 'trimmed', 0, [{ value: 'after' }]);
     expect(await earliest()).to.equal(10);
+
+    // The same operation through Sluice's own client (WebSocket DeleteRecords).
+    const client = new Client({ bootstrap: cluster.brokerUrls });
+    try {
+      expect(await client.admin().deleteRecords({ topic: 'trimmed', partitions: [{ partition: 0, offset: 11 }] })).to.deep.equal([{ partition: 0, lowWatermark: 11 }]);
+      expect(await earliest()).to.equal(11);
+      const refused = await client.admin().deleteRecords({ topic: 'trimmed', partitions: [{ partition: 0, offset: 99 }] }).then(() => null, (err: SluiceError) => err);
+      expect(refused?.code).to.equal(Errors.OFFSET_OUT_OF_RANGE.code);
+    } finally {
+      client.close();
+    }
   });
 });
