@@ -42,7 +42,6 @@ export const deleteTopicsHandler: KafkaApiHandler = {
       const res = await ctx.deps.controller<{ topics: Array<{ errorCode: number; errorMessage: string | null }> }>('deleteTopics', { names: asked.map((a) => a.name) });
       res.topics.forEach((r, i) => Object.assign(asked[i]!, { errorCode: r.errorCode, errorMessage: r.errorMessage }));
     }
-    if (ctx.version < 6) for (const a of answers) a.name ??= '';
     return { throttleTimeMs: 0, responses: answers };
   },
   errorResponse(req, errorCode, errorMessage) {

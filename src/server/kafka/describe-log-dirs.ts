@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import { describeLogDirs } from '../../protocol/kafka/apis/describe-log-dirs/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
-import { Errors } from '../../util/errors.js';
 import type { KafkaApiHandler } from './api.js';
 import { byTopic } from './admin-items.js';
 
@@ -43,6 +42,7 @@ export const describeLogDirsHandler: KafkaApiHandler = {
     return { throttleTimeMs: 0, errorCode: 0, results: [{ errorCode: 0, logDir: dir, topics, ...disk }] };
   },
   errorResponse(_req, errorCode) {
-    return { errorCode: errorCode === Errors.NONE.code ? Errors.UNKNOWN_SERVER_ERROR.code : errorCode, results: [] };
+    // v3+ carries the error at the top; older versions only have per-dir errors, so one empty dir entry carries it.
+    return { errorCode, results: [{ errorCode, logDir: '', topics: [] }] };
   },
 };
