@@ -5,10 +5,18 @@
 import type { KafkaApiHandler } from './api.js';
 import { apiVersionsHandler } from './api-versions.js';
 import { metadataHandler } from './metadata.js';
+import { produceHandler } from './produce.js';
+import { fetchHandler } from './fetch.js';
+import { listOffsetsHandler } from './list-offsets.js';
+import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
   metadataHandler,
+  produceHandler,
+  fetchHandler,
+  listOffsetsHandler,
+  offsetForLeaderEpochHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));
