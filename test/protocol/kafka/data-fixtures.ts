@@ -50,7 +50,7 @@ export const DATA_APIS: readonly DataApi[] = [
     request: (v) => ({
       ...(v >= 12 ? { clusterId: 'c1' } : {}),
       replicaId: -1,
-      ...(v >= 15 ? { replicaState: { replicaId: -1, replicaEpoch: -1 } } : {}),
+      // v15+: a consumer leaves the tagged replicaState out (its default, as Kafka's classes write it).
       maxWaitMs: 500, minBytes: 1, maxBytes: 52_428_800, isolationLevel: 1, sessionId: 0, sessionEpoch: -1,
       topics: [{ topic: 'orders', topicId: TOPIC_ID, partitions: [{ partition: 2, currentLeaderEpoch: 4, fetchOffset: 41, lastFetchedEpoch: -1, logStartOffset: -1, partitionMaxBytes: 1_048_576 }] }],
       forgottenTopicsData: [{ topic: 'old', topicId: TOPIC_ID, partitions: [0, 1] }],
