@@ -159,6 +159,9 @@ describe('Kafka listener: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch (rea
     const some = first(first((await c.request(fetch, 11, fetchReq('k-fetch', 0, { maxWaitMs: 300, minBytes: 10_000_000 }))).responses).partitions);
     expect(some.errorCode).to.equal(0);
     expect((some.records as Buffer).length).to.be.greaterThan(0);
+    // min bytes 0 at the log end: answered at once with nothing (a long poll would outlast the raw client's 15 s patience).
+    const empty = first(first((await c.request(fetch, 12, fetchReq('k-fetch', 1, { maxWaitMs: 60_000, minBytes: 0 }))).responses).partitions);
+    expect([empty.errorCode, (empty.records as Buffer).length]).to.deep.equal([0, 0]);
     const oor = first(first((await c.request(fetch, 4, fetchReq('k-fetch', 1_000_000))).responses).partitions);
     expect(oor.errorCode).to.equal(Errors.OFFSET_OUT_OF_RANGE.code);
     const unknownEpoch = first(first((await c.request(fetch, 12, fetchReq('k-fetch', 0, { currentLeaderEpoch: epoch + 5 }))).responses).partitions);

@@ -99,10 +99,12 @@ export const fetchHandler: KafkaApiHandler = {
     const image = ctx.deps.image();
     const resolved = resolveTopics(image, ctx.version, req.topics as FetchTopicIn[]);
     const known = resolved.filter((t): t is Resolved & { name: string } => t.name !== null);
+    const minBytes = req.minBytes as number;
     const result = ctx.deps.replicas.fetch({
       replicaId: CONSUMER_REPLICA_ID, brokerEpoch: -1,
-      maxWaitMs: Math.min(Math.max(0, req.maxWaitMs as number), FETCH_WAIT_MS_MAX),
-      minBytes: Math.max(0, req.minBytes as number),
+      // minBytes 0 asks for an answer at once, whatever there is (Kafka's meaning).
+      maxWaitMs: minBytes <= 0 ? 0 : Math.min(Math.max(0, req.maxWaitMs as number), FETCH_WAIT_MS_MAX),
+      minBytes: Math.max(0, minBytes),
       maxBytes: Math.max(0, req.maxBytes as number),
       sessionId: NO_FETCH_SESSION, sessionEpoch: SESSIONLESS_EPOCH,
       topics: known.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ ...p, partitionMaxBytes: Math.max(0, p.partitionMaxBytes) })) })),

@@ -39,20 +39,12 @@ function everyPartition(req: Struct, errorCode: number, errorMessage: string): S
   };
 }
 
-/** Partitions the replica manager need not see: null records. */
-function splitNullRecords(topics: readonly TopicData[]): { request: ProduceRequest['topics']; nulls: Set<string> } {
-  const nulls = new Set<string>();
-  const request = topics.map((t) => ({
+/** The request for the replica manager: partitions with null records are left out (answered CORRUPT_MESSAGE here). */
+function withRecords(topics: readonly TopicData[]): ProduceRequest['topics'] {
+  return topics.map((t) => ({
     name: t.name,
-    partitions: t.partitionData.flatMap((p) => {
-      if (p.records === null) {
-        nulls.add(`${t.name}\u0000${p.index}`);
-        return [];
-      }
-      return [{ partition: p.index, records: p.records }];
-    }),
+    partitions: t.partitionData.flatMap((p) => (p.records === null ? [] : [{ partition: p.index, records: p.records }])),
   }));
-  return { request, nulls };
 }
 
 function answer(image: MetadataImage, version: number, topics: readonly TopicData[], results: Map<string, ProducePartitionResponse>): Struct {
@@ -86,8 +78,7 @@ export const produceHandler: KafkaApiHandler = {
       return everyPartition(req, Errors.INVALID_REQUIRED_ACKS.code, `acks must be 0, 1 or -1 (all), got ${acks}`);
     }
     const topics = req.topicData as TopicData[];
-    const { request } = splitNullRecords(topics);
-    const result = ctx.deps.replicas.produce({ acks, timeoutMs: Math.max(0, req.timeoutMs as number), topics: request });
+    const result = ctx.deps.replicas.produce({ acks, timeoutMs: Math.max(0, req.timeoutMs as number), topics: withRecords(topics) });
     if (acks === 0) return NO_KAFKA_RESPONSE;
     const build = (res: Awaited<typeof result>): Struct => {
       const results = new Map<string, ProducePartitionResponse>();
