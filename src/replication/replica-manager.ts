@@ -756,9 +756,7 @@ export class ReplicaManager {
           else if (q.timestamp === MAX_TIMESTAMP) Object.assign(out, maxTimestampRecord(log, visibleEnd));
           else if (q.timestamp < 0) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2, -3 nor a time`));
           else {
-            const found = log.offsetForTimestamp(q.timestamp);
-            out.offset = found !== null && found < visibleEnd ? found : -1;
-            out.timestamp = out.offset >= 0 ? q.timestamp : -1;
+            Object.assign(out, recordAtTime(log, q.timestamp, visibleEnd));
           }
           return out;
         }),
@@ -820,6 +818,22 @@ export class ReplicaManager {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * The offset and timestamp of the first record whose timestamp is >= `timestamp`
+ * (as Kafka answers a ListOffsets by time: the record's own timestamp, not the
+ * one asked for), if it is below `visibleEnd`; else -1/-1. The time index
+ * finds the batch; that batch is decoded for the record.
+ */
+function recordAtTime(log: Partition['log'], timestamp: number, visibleEnd: number): { offset: number; timestamp: number } {
+  const none = { offset: -1, timestamp: -1 };
+  const found = log.offsetForTimestamp(timestamp);
+  if (found === null || found >= visibleEnd) return none;
+  const batch = decodeRecordBatch(log.read(found, 1).records, 0);
+  const record = batch.records.find((r) => r.offset >= found && r.timestamp >= timestamp);
+  if (!record || record.offset >= visibleEnd) return none;
+  return { offset: record.offset, timestamp: record.timestamp };
+}
 
 /**
  * The offset and timestamp of the first record carrying the log's largest

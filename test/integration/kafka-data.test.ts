@@ -201,7 +201,8 @@ describe('Kafka listener: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch (rea
     };
     expect(await ask(1, -2)).to.deep.equal([0, 0, -1]);
     expect(await ask(6, -1)).to.deep.equal([0, 5, -1]);
-    expect(await ask(4, TS + 1)).to.deep.equal([0, 0, TS + 1]);
+    expect(await ask(4, TS + 1), 'the first record at or after the time, with its own timestamp').to.deep.equal([0, 1, TS + 1]);
+    expect(await ask(5, TS - 1500)).to.deep.equal([0, 0, TS]);
     expect(await ask(7, -3)).to.deep.equal([0, 2, TS + 2]);
     expect(await ask(8, -4)).to.deep.equal([0, 0, -1]);
     expect(await ask(9, -5)).to.deep.equal([0, -1, -1]);
