@@ -111,6 +111,9 @@ describe('Kafka listener: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch (rea
     expect([retry.errorCode, retry.baseOffset]).to.deep.equal([0, 0]);
     const gap = onlyPartition(await c.request(produce, 9, produceReq('k-idem', batchOf(['x5'], { producerId: pid, baseSequence: 5 }))));
     expect(gap.errorCode).to.equal(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code);
+    // A retried batch and a new one in one partition's records: one base offset cannot answer both.
+    const mixed = Buffer.concat([Buffer.from(batch), batchOf(['x2'], { producerId: pid, baseSequence: 2 })]);
+    expect(onlyPartition(await c.request(produce, 9, produceReq('k-idem', mixed))).errorCode).to.equal(Errors.DUPLICATE_SEQUENCE_NUMBER.code);
     expect(await readViaSluice('k-idem')).to.deep.equal(['x0', 'x1']);
   });
 
@@ -128,6 +131,10 @@ describe('Kafka listener: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch (rea
     corrupt.writeUInt8(corrupt.readUInt8(corrupt.length - 1) ^ 0xff, corrupt.length - 1);
     expect(onlyPartition(await c.request(produce, 9, produceReq('k-refuse', corrupt))).errorCode).to.equal(Errors.CORRUPT_MESSAGE.code);
     expect(await readViaSluice('k-refuse')).to.deep.equal([]);
+    await createTopic(conn, 'k-small', 1, 3, { 'max.message.bytes': '2000' });
+    const { c: small } = await leaderOf('k-small');
+    expect(onlyPartition(await small.request(produce, 9, produceReq('k-small', batchOf(['y'.repeat(5000)])))).errorCode).to.equal(Errors.MESSAGE_TOO_LARGE.code);
+    expect(await readViaSluice('k-small')).to.deep.equal([]);
   });
 
   it('answers a produce to a follower NOT_LEADER_OR_FOLLOWER with the current leader and its endpoint (v10+)', async () => {
