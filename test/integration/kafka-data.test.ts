@@ -25,6 +25,7 @@ import { decodeFetchedRecords } from '../../src/client/records.js';
 import { CompressionType, COMPRESSION_CODEC_MASK, batchSizeAt } from '../../src/record/batch-header.js';
 import { decodeRecordBatches, encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors } from '../../src/util/errors.js';
+import { ApiKey } from '../../src/protocol/api-keys.js';
 
 const CODECS = [['none', CompressionType.None], ['gzip', CompressionType.Gzip], ['snappy', CompressionType.Snappy], ['lz4', CompressionType.Lz4], ['zstd', CompressionType.Zstd]] as const;
 const TS = 1_700_000_000_000;
@@ -274,6 +275,8 @@ describe('Kafka listener: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch (rea
       [0, 'g0', TS], [1, 'g1', TS + 1], [2, 'g2', TS + 2], [3, 'z0', TS],
     ]);
     expect(batchSizeAt(buf, 0)).to.be.greaterThan(0);
+    const bad = await conn.admin(ApiKey.CreateTopics, { topics: [{ name: 'k-brotli', numPartitions: 1, replicationFactor: 1, configs: { 'compression.type': 'brotli' } }] });
+    expect(bad.topics[0]!.errorCode).to.equal(Errors.INVALID_CONFIG.code);
   });
 
   it('KafkaJS 2.2.4 produces (gzip too) and reads the end offsets with admin.fetchTopicOffsets', async () => {
