@@ -753,10 +753,14 @@ export class ReplicaManager {
           const visibleEnd = req.replicaId >= 0 ? log.logEndOffset : log.highWatermark;
           if (q.timestamp === LATEST_TIMESTAMP) out.offset = visibleEnd;
           else if (q.timestamp === EARLIEST_TIMESTAMP) out.offset = log.logStartOffset;
-          else if (q.timestamp === MAX_TIMESTAMP) Object.assign(out, maxTimestampRecord(log, visibleEnd));
-          else if (q.timestamp < 0) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2, -3 nor a time`));
+          else if (q.timestamp < 0 && q.timestamp !== MAX_TIMESTAMP) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2, -3 nor a time`));
           else {
-            Object.assign(out, recordAtTime(log, q.timestamp, visibleEnd));
+            // These two decode one stored batch; a failure there (a disk error) is this partition's answer.
+            try {
+              Object.assign(out, q.timestamp === MAX_TIMESTAMP ? maxTimestampRecord(log, visibleEnd) : recordAtTime(log, q.timestamp, visibleEnd));
+            } catch (err) {
+              return Object.assign(out, failureOf(err), { offset: -1, timestamp: -1 });
+            }
           }
           return out;
         }),
