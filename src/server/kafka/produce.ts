@@ -56,8 +56,9 @@ function answer(image: MetadataImage, version: number, topics: readonly TopicDat
       if (!r) return { index: p.index, errorCode: Errors.CORRUPT_MESSAGE.code, baseOffset: -1, errorMessage: 'CORRUPT_MESSAGE: null records' };
       const out: Struct = { index: p.index, errorCode: r.errorCode, baseOffset: r.baseOffset, logStartOffset: r.logStartOffset, errorMessage: r.errorMessage };
       if (version >= 10 && needsLeaderHint(r.errorCode)) {
-        out.currentLeader = currentLeader(image, t.name, p.index);
-        if ((out.currentLeader as { leaderId: number }).leaderId >= 0) leaders.add((out.currentLeader as { leaderId: number }).leaderId);
+        const leader = currentLeader(image, t.name, p.index);
+        out.currentLeader = leader;
+        if (leader.leaderId >= 0) leaders.add(leader.leaderId);
       }
       return out;
     }),
