@@ -10,7 +10,7 @@ import { CompressionType } from '../record/batch-header.js';
 import type { Partitioner } from './partitioners.js';
 import { IDEMPOTENT_IN_FLIGHT_MAX, type Acks } from './producer-batch.js';
 
-export type CompressionName = 'none' | 'gzip' | 'lz4';
+export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 
 export interface ProducerOptions {
   /** Exactly-once per partition for retries (producer id, epoch, sequences). Default true, as Kafka since 3.0. */
@@ -79,7 +79,9 @@ export interface ResolvedProducerOptions {
   readonly retryBackoffMaxMs: number;
 }
 
-const CODECS: Record<CompressionName, CompressionType> = { none: CompressionType.None, gzip: CompressionType.Gzip, lz4: CompressionType.Lz4 };
+const CODECS: Record<CompressionName, CompressionType> = {
+  none: CompressionType.None, gzip: CompressionType.Gzip, snappy: CompressionType.Snappy, lz4: CompressionType.Lz4, zstd: CompressionType.Zstd,
+};
 
 function invalid(message: string): SluiceError {
   return new SluiceError(Errors.INVALID_CONFIG, message);

@@ -32,6 +32,7 @@ export const TOPIC_CONFIGS: readonly ConfigDef[] = [
   def({ name: 'unclean.leader.election.enable', type: 'boolean', defaultValue: 'false', brokerKey: 'unclean.leader.election.enable', doc: 'Allow an out-of-sync replica to lead (may lose records)' }),
   def({ name: 'flush.messages', type: 'long', defaultValue: '9223372036854775807', min: 1, brokerKey: 'log.flush.interval.messages', doc: 'fsync after this many records (default: leave it to the OS)' }),
   def({ name: 'flush.ms', type: 'long', defaultValue: '9223372036854775807', min: 0, brokerKey: 'log.flush.interval.ms', doc: 'fsync after this much time (default: leave it to the OS)' }),
+  def({ name: 'compression.type', type: 'string', defaultValue: 'producer', validValues: ['producer', 'uncompressed', 'none', 'gzip', 'snappy', 'lz4', 'zstd'], brokerKey: 'compression.type', doc: 'Codec of stored batches: producer keeps the client\'s; a codec makes the leader recompress batches in other codecs (none = Kafka\'s uncompressed)' }),
   def({ name: 'message.timestamp.type', type: 'string', defaultValue: 'CreateTime', validValues: ['CreateTime', 'LogAppendTime'], brokerKey: 'log.message.timestamp.type', doc: 'Which timestamp records carry' }),
 ];
 

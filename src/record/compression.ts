@@ -3,8 +3,9 @@
 //
 // The registry is a value, not a hidden global: record-batch.ts takes one as a
 // parameter (defaulting to `defaultCompressionRegistry`), so a browser build or
-// the client can register other codecs (zstd) without touching storage.
-// This is the only module of the codec that imports node:zlib or lz4-napi.
+// the client can register other codecs without touching storage.
+// This module and its two codec files (snappy-codec.ts, zstd-codec.ts) are
+// the only ones that import a compression library.
 //
 // LZ4 (Kafka codec id 3) is the LZ4 *frame* format, as Kafka writes it for
 // RecordBatch v2. lz4-napi cannot bound its output, so before inflating we
@@ -20,6 +21,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { CompressionType } from './batch-header.js';
+import { snappyCodec } from './snappy-codec.js';
+import { zstdCodec } from './zstd-codec.js';
 import { assert } from '../util/assert.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 
@@ -144,8 +147,10 @@ export class CompressionRegistry {
   }
 }
 
-/** None, Gzip and Lz4; a client may add zstd here (or build its own registry). */
+/** Every codec Kafka defines: none, gzip, snappy, lz4, zstd. */
 export const defaultCompressionRegistry = new CompressionRegistry()
   .register(CompressionType.None, noneCodec)
   .register(CompressionType.Gzip, gzipCodec)
-  .register(CompressionType.Lz4, lz4Codec);
+  .register(CompressionType.Snappy, snappyCodec)
+  .register(CompressionType.Lz4, lz4Codec)
+  .register(CompressionType.Zstd, zstdCodec);

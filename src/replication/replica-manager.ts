@@ -35,11 +35,12 @@ import {
   FetchSessionCache, markSent, mustInclude, sessionWaitKey, type FetchSession, type PartitionAnswer, type SessionPartition,
 } from './fetch-sessions.js';
 import {
-  EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
+  EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
 } from '../protocol/apis/offsets.js';
 import { DELETE_TO_HIGH_WATERMARK, type DeleteRecordsPartitionResponse, type DeleteRecordsRequest, type DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
-import { checkRecordBatches } from '../record/record-batch.js';
+import { checkRecordBatches, decodeRecordBatch } from '../record/record-batch.js';
+import { recompressBatches, topicCompression } from '../record/recompress.js';
 import { Purgatory } from './delayed.js';
 import type { LeaderState } from './rules/leader-state.js';
 import { Partition, partitionKey } from './partition.js';
@@ -450,13 +451,14 @@ export class ReplicaManager {
               if (req.acks === -1) waiting.push({ p: p!, leader: p!.leader!, lastOffset: idem.lastOffset, minIsr, out });
               return out;
             }
-            const info = p!.log.append(pd.records, { leaderEpoch: p!.leaderEpoch });
+            const records = this.storedForm(t.name, pd.records);
+            const info = p!.log.append(records, { leaderEpoch: p!.leaderEpoch });
             out.baseOffset = info.baseOffset;
             out.logStartOffset = info.logStartOffset;
             this.afterLeaderAppend(p!);
             if (req.acks === -1) waiting.push({ p: p!, leader: p!.leader!, lastOffset: info.lastOffset, minIsr, out });
             // Last: should it fail, the batch is in the log and the table, behind it, is rebuilt at the next check.
-            this.producerStates.afterAppend(p!, pd.records);
+            this.producerStates.afterAppend(p!, records);
           } catch (err) {
             Object.assign(out, failureOf(err));
           }
@@ -489,6 +491,14 @@ export class ReplicaManager {
       if (settle(false)) return;
       this.producePurgatory.watch(waiting.map((w) => w.p.key), { check: () => settle(false), expire: () => void settle(true) }, req.timeoutMs);
     });
+  }
+
+  /** The batches as the topic's compression.type stores them (recompress.ts): the same buffer for 'producer'. */
+  private storedForm(topic: string, records: Buffer): Buffer {
+    const image = this.image;
+    if (!image) return records;
+    const target = topicCompression(effectiveTopicConfig('compression.type', image.config('topic', topic), image.config('cluster', '')));
+    return target === null ? records : recompressBatches(records, target);
   }
 
   private unknownPartition(topic: string, index: number): { error: ErrorInfo; message: string } {
@@ -744,11 +754,14 @@ export class ReplicaManager {
           const visibleEnd = req.replicaId >= 0 ? log.logEndOffset : log.highWatermark;
           if (q.timestamp === LATEST_TIMESTAMP) out.offset = visibleEnd;
           else if (q.timestamp === EARLIEST_TIMESTAMP) out.offset = log.logStartOffset;
-          else if (q.timestamp < 0) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2 nor a time`));
+          else if (q.timestamp < 0 && q.timestamp !== MAX_TIMESTAMP) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2, -3 nor a time`));
           else {
-            const found = log.offsetForTimestamp(q.timestamp);
-            out.offset = found !== null && found < visibleEnd ? found : -1;
-            out.timestamp = out.offset >= 0 ? q.timestamp : -1;
+            // These two decode one stored batch; a failure there (a disk error) is this partition's answer.
+            try {
+              Object.assign(out, q.timestamp === MAX_TIMESTAMP ? maxTimestampRecord(log, visibleEnd) : recordAtTime(log, q.timestamp, visibleEnd));
+            } catch (err) {
+              return Object.assign(out, failureOf(err), { offset: -1, timestamp: -1 });
+            }
           }
           return out;
         }),
@@ -859,3 +872,34 @@ export class ReplicaManager {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * The offset and timestamp of the first record whose timestamp is >= `timestamp`
+ * (as Kafka answers a ListOffsets by time: the record's own timestamp, not the
+ * one asked for), if it is below `visibleEnd`; else -1/-1. The time index
+ * finds the batch; that batch is decoded for the record.
+ */
+function recordAtTime(log: Partition['log'], timestamp: number, visibleEnd: number): { offset: number; timestamp: number } {
+  const none = { offset: -1, timestamp: -1 };
+  const found = log.offsetForTimestamp(timestamp);
+  if (found === null || found >= visibleEnd) return none;
+  const batch = decodeRecordBatch(log.read(found, 1).records, 0);
+  const record = batch.records.find((r) => r.offset >= found && r.timestamp >= timestamp);
+  if (!record || record.offset >= visibleEnd) return none;
+  return { offset: record.offset, timestamp: record.timestamp };
+}
+
+/**
+ * The offset and timestamp of the first record carrying the log's largest
+ * timestamp, if it is below `visibleEnd` (else -1/-1, as Kafka answers it).
+ * Only this lookup decodes a batch: the segments know which batch, not which record.
+ */
+function maxTimestampRecord(log: Partition['log'], visibleEnd: number): { offset: number; timestamp: number } {
+  const none = { offset: -1, timestamp: -1 };
+  const hit = log.maxTimestampBatch();
+  if (!hit || hit.baseOffset >= visibleEnd) return none;
+  const batch = decodeRecordBatch(log.read(hit.baseOffset, 1).records, 0);
+  const record = batch.records.find((r) => r.timestamp >= hit.timestamp) ?? batch.records[batch.records.length - 1];
+  if (!record || record.offset >= visibleEnd) return none;
+  return { offset: Math.max(record.offset, log.logStartOffset), timestamp: hit.timestamp };
+}

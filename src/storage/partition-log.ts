@@ -474,6 +474,22 @@ export class PartitionLog {
     return null;
   }
 
+  /**
+   * The largest batch max timestamp in the log (from the log start offset)
+   * and the base offset of the first batch that reached it (Kafka's
+   * MAX_TIMESTAMP lookup); null for an empty log.
+   */
+  maxTimestampBatch(): { timestamp: number; baseOffset: number } | null {
+    this.ensureOpen();
+    let best: { timestamp: number; baseOffset: number } | null = null;
+    for (const seg of this.segments) {
+      if (seg.nextOffset <= this._logStartOffset || seg.nextOffset === seg.baseOffset) continue;
+      if (best === null || seg.maxTimestamp > best.timestamp) best = { timestamp: seg.maxTimestamp, baseOffset: seg.offsetOfMaxTimestamp };
+    }
+    if (best === null || best.timestamp < 0) return null;
+    return { timestamp: best.timestamp, baseOffset: Math.max(best.baseOffset, this._logStartOffset) };
+  }
+
   /** Index of the last segment whose base offset is <= `offset` (0 if none). */
   private floorSegmentIndex(offset: number): number {
     let lo = 0;

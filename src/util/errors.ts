@@ -57,6 +57,7 @@ export const Errors = {
   OUT_OF_ORDER_SEQUENCE_NUMBER: e(45, 'OUT_OF_ORDER_SEQUENCE_NUMBER', false, 'The producer sequence number is out of order'),
   DUPLICATE_SEQUENCE_NUMBER: e(46, 'DUPLICATE_SEQUENCE_NUMBER', false, 'The producer sequence number is a duplicate'),
   INVALID_PRODUCER_EPOCH: e(47, 'INVALID_PRODUCER_EPOCH', false, 'The producer epoch is stale (another producer with the same id is newer)'),
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: e(53, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', false, 'The transactional id may not be used here (Sluice has no transactions yet)'),
   KAFKA_STORAGE_ERROR: e(56, 'KAFKA_STORAGE_ERROR', true, 'The server hit a disk error serving this partition'),
   UNKNOWN_PRODUCER_ID: e(59, 'UNKNOWN_PRODUCER_ID', false, 'The partition has no state for this producer id'),
   NON_EMPTY_GROUP: e(68, 'NON_EMPTY_GROUP', false, 'The group still has members'),

@@ -306,8 +306,6 @@ describe('record/record-batch', () => {
     const section = hex('0c 00 00 00 01 01 00');
 
     it('names unsupported codecs in the error', () => {
-      expectCorrupt(() => decodeRecordBatch(craftBatch(section, 1, 0, CompressionType.Zstd)), 'compression zstd not supported');
-      expectCorrupt(() => decodeRecordBatch(craftBatch(section, 1, 0, CompressionType.Snappy)), 'compression snappy not supported');
       expectCorrupt(() => decodeRecordBatch(craftBatch(section, 1, 0, 6)), 'compression type 6 not supported');
     });
 
@@ -330,8 +328,8 @@ describe('record/record-batch', () => {
       const input: BatchInput = { records: [{ key: b('k'), value: b('v') }], compression: CompressionType.Snappy };
       const buf = encodeRecordBatch(input, registry);
       expect(decodeRecordBatch(buf, 0, registry).records).to.deep.equal(expectedRecords(input));
-      expectCorrupt(() => decodeRecordBatch(buf), 'compression snappy not supported');
-      expect(() => encodeRecordBatch(input)).to.throw('not registered');
+      expectCorrupt(() => decodeRecordBatch(buf), 'snappy decompression failed');
+      expect(() => encodeRecordBatch({ ...input, compression: CompressionType.Gzip }, registry)).to.throw('not registered');
     });
   });
 

@@ -36,7 +36,7 @@ function builder(y: Argv): Argv<ProduceFlags> {
     .option('key-separator', { type: 'string', describe: 'the part of a line before the first SEP is the key (a line without SEP has no key)' })
     .option('headers', { type: 'string', describe: 'headers for every record: k=v,k2=v2' })
     .option('partition', { type: 'number', describe: 'write every record to this partition (default: by key, sticky without one)' })
-    .option('compression', { type: 'string', choices: ['none', 'gzip', 'lz4'], default: 'none', describe: 'batch compression' })
+    .option('compression', { type: 'string', choices: ['none', 'gzip', 'snappy', 'lz4', 'zstd'], default: 'none', describe: 'batch compression' })
     .example('$0 produce --topic orders < orders.txt', 'one record per line')
     .example('printf "k1:v1\\nk2:v2\\n" | $0 produce --topic orders --key-separator :', 'keys before the first ":"')
     .example('$0 produce --topic orders --acks 1 --headers source=cli --json', 'leader-only acks; print partition/offset per record')

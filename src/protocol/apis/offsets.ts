@@ -1,7 +1,8 @@
 // ListOffsets (api key 2) and OffsetForLeaderEpoch (api key 23).
 //
 // ListOffsets  request  { replicaId?, topics: [{ name, partitions: [{ partition, currentLeaderEpoch?, timestamp }] }] }
-//              timestamp: -1 latest (the high watermark for consumers), -2 earliest (log start), else the first
+//              timestamp: -1 latest (the high watermark for consumers), -2 earliest (log start), -3 the record
+//              with the largest timestamp (below the high watermark for consumers), else the first
 //              offset whose batch has a timestamp >= it (-1 offset when none).
 //              response { topics: [{ name, partitions: [{ partition, errorCode, errorMessage, timestamp, offset, leaderEpoch }] }] }
 // OffsetForLeaderEpoch (KIP-101/279: how a follower finds where its log diverges from the leader's)
@@ -14,6 +15,8 @@ import { int, list, str, type Body } from '../body.js';
 
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;
+/** The offset and timestamp of the record with the largest timestamp (Kafka's KIP-734). */
+export const MAX_TIMESTAMP = -3;
 
 export interface ListOffsetsPartition { readonly partition: number; readonly currentLeaderEpoch: number; readonly timestamp: number }
 export interface ListOffsetsRequest {

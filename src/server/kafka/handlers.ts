@@ -15,6 +15,10 @@ import { createPartitionsHandler } from './create-partitions.js';
 import { electLeadersHandler } from './elect-leaders.js';
 import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition-reassignments.js';
 import { describeClusterHandler } from './describe-cluster.js';
+import { produceHandler } from './produce.js';
+import { fetchHandler } from './fetch.js';
+import { listOffsetsHandler } from './list-offsets.js';
+import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -31,6 +35,10 @@ const handlers: KafkaApiHandler[] = [
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,
   describeClusterHandler,
+  produceHandler,
+  fetchHandler,
+  listOffsetsHandler,
+  offsetForLeaderEpochHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));
