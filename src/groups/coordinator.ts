@@ -34,7 +34,7 @@ import {
   type DeleteGroupsResponse, type DescribeGroupsResponse, type FindCoordinatorRequest, type FindCoordinatorResponse,
   type GroupsRequest, type HeartbeatRequest, type HeartbeatResponse, type JoinGroupRequest, type JoinGroupResponse,
   type LeaveGroupRequest, type LeaveGroupResponse, type ListGroupsResponse, type OffsetCommitRequest, type OffsetCommitResponse,
-  type OffsetFetchRequest, type OffsetFetchResponse, type SyncGroupRequest, type SyncGroupResponse,
+  type OffsetDeleteRequest, type OffsetDeleteResponse, type OffsetFetchRequest, type OffsetFetchResponse, type SyncGroupRequest, type SyncGroupResponse,
 } from '../protocol/apis/groups.js';
 import { GROUP_DEFAULTS, OFFSETS_TOPIC_CONFIGS, type CoordinatorLimits } from './defaults.js';
 import { Group, type Refusal } from './membership/group.js';
@@ -43,7 +43,7 @@ import type { GroupOutput, Token } from './membership/types.js';
 import { coordinatorPartition } from './placement.js';
 import { groupKey, groupValue } from './records.js';
 import { loadOffsetsPartition, type GroupOffsets } from './loader.js';
-import { commitOffsets, fetchOffsets, offsetTombstones, type OffsetsHost } from './offsets.js';
+import { commitOffsets, deleteOffsets, fetchOffsets, offsetTombstones, type OffsetsHost } from './offsets.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
 
@@ -275,6 +275,10 @@ export class GroupCoordinator implements OffsetsHost {
     if ('error' in found) return syncError(found.error, found.message);
     const entry = found.shard.groups.get(req.groupId);
     if (!entry) return syncError(Errors.UNKNOWN_MEMBER_ID, `group ${req.groupId} does not exist`);
+    const g = entry.group;
+    if ((req.protocolType != null && req.protocolType !== g.protocolType) || (req.protocolName != null && req.protocolName !== g.protocolName)) {
+      return syncError(Errors.INCONSISTENT_GROUP_PROTOCOL, `group ${req.groupId} has protocol ${g.protocolType}/${g.protocolName}, not ${req.protocolType}/${req.protocolName}`);
+    }
     const assignments = req.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) }));
     return this.parked<SyncGroupResponse>((token) => entry.group.sync(token, { ...req, assignments }), found.shard, entry);
   }
@@ -367,6 +371,10 @@ export class GroupCoordinator implements OffsetsHost {
 
   offsetFetch(req: OffsetFetchRequest): OffsetFetchResponse {
     return fetchOffsets(this, req);
+  }
+
+  offsetDelete(req: OffsetDeleteRequest): Promise<OffsetDeleteResponse> {
+    return deleteOffsets(this, req);
   }
 
   currentImage(): MetadataImage {

@@ -9,13 +9,13 @@ import type { Body } from '../protocol/body.js';
 import type { RequestEnvelope } from '../protocol/envelope.js';
 import {
   parseFindCoordinatorRequest, parseGroupsRequest, parseHeartbeatRequest, parseJoinGroupRequest, parseLeaveGroupRequest,
-  parseOffsetCommitRequest, parseOffsetFetchRequest, parseSyncGroupRequest,
+  parseOffsetCommitRequest, parseOffsetDeleteRequest, parseOffsetFetchRequest, parseSyncGroupRequest,
 } from '../protocol/apis/groups.js';
 import type { GroupCoordinator } from './coordinator.js';
 
 export const GROUP_APIS: ReadonlySet<number> = new Set([
   ApiKey.FindCoordinator, ApiKey.JoinGroup, ApiKey.SyncGroup, ApiKey.Heartbeat, ApiKey.LeaveGroup,
-  ApiKey.OffsetCommit, ApiKey.OffsetFetch, ApiKey.ListGroups, ApiKey.DescribeGroups, ApiKey.DeleteGroups,
+  ApiKey.OffsetCommit, ApiKey.OffsetFetch, ApiKey.ListGroups, ApiKey.DescribeGroups, ApiKey.DeleteGroups, ApiKey.OffsetDelete,
 ]);
 
 export function serveGroupApi(groups: GroupCoordinator | undefined, req: RequestEnvelope, remoteAddress: string): unknown {
@@ -42,6 +42,8 @@ export function serveGroupApi(groups: GroupCoordinator | undefined, req: Request
       return groups.describeGroups(parseGroupsRequest(body));
     case ApiKey.DeleteGroups:
       return groups.deleteGroups(parseGroupsRequest(body));
+    case ApiKey.OffsetDelete:
+      return groups.offsetDelete(parseOffsetDeleteRequest(body));
     default:
       throw new SluiceError(Errors.UNSUPPORTED_VERSION, `${req.apiKey} is not a group API`);
   }

@@ -8,13 +8,14 @@
 // wins in memory too (StoredOffset.logOffset), whatever order the answers
 // come back in.
 
-import { Errors } from '../util/errors.js';
+import { Errors, type ErrorInfo } from '../util/errors.js';
 import type { MetadataImage } from '../metadata/image.js';
 import type { RecordInput } from '../record/record-batch.js';
 import type {
-  OffsetCommitPartition, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartitionResponse, OffsetFetchRequest, OffsetFetchResponse,
+  OffsetDeleteRequest, OffsetDeleteResponse, OffsetCommitPartition, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartitionResponse, OffsetFetchRequest, OffsetFetchResponse,
 } from '../protocol/apis/groups.js';
 import type { CoordinatorLimits } from './defaults.js';
+import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol.js';
 import type { Refusal } from './membership/group.js';
 import { errorMessage } from './membership/responses.js';
 import type { GroupOffsets, StoredOffset } from './loader.js';
@@ -26,7 +27,7 @@ export interface OffsetsHost {
   readonly limits: CoordinatorLimits;
   lookup(groupId: string): { shard: Shard } | Refusal;
   entryFor(shard: Shard, groupId: string, create: boolean): GroupEntry | undefined;
-  append(shard: Shard, records: RecordInput[], tooLarge: typeof Errors.INVALID_COMMIT_OFFSET_SIZE): Promise<AppendResult>;
+  append(shard: Shard, records: RecordInput[], tooLarge: ErrorInfo): Promise<AppendResult>;
   currentImage(): MetadataImage;
   nowMs(): number;
   isCurrent(shard: Shard, entry?: GroupEntry): boolean;
@@ -115,6 +116,47 @@ export function fetchOffsets(host: OffsetsHost, req: OffsetFetchRequest): Offset
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, byPartition]) => ({ name, partitions: [...byPartition.keys()].sort((a, b) => a - b) }));
   return { errorCode: 0, errorMessage: null, topics: asked.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => answer(t.name, p)) })) };
+}
+
+/**
+ * OffsetDelete: a group's offsets of partitions it does not consume go
+ * (tombstones, acks=all, then forgotten in memory). An Empty group's may all
+ * go; a consumer group's only for topics none of its members subscribes to
+ * (GROUP_SUBSCRIBED_TO_TOPIC otherwise, and for every topic while the
+ * subscriptions cannot be read); a non-empty group of another protocol type
+ * keeps them all (NON_EMPTY_GROUP), as in Kafka.
+ */
+export async function deleteOffsets(host: OffsetsHost, req: OffsetDeleteRequest): Promise<OffsetDeleteResponse> {
+  const refused = (problem: Refusal): OffsetDeleteResponse => ({ errorCode: problem.error.code, errorMessage: errorMessage(problem.error, problem.message), topics: [] });
+  const found = host.lookup(req.groupId);
+  if ('error' in found) return refused(found);
+  const entry = host.entryFor(found.shard, req.groupId, false);
+  if (!entry || entry.group.state === 'Dead') return refused({ error: Errors.GROUP_ID_NOT_FOUND, message: `group ${req.groupId} does not exist` });
+  const g = entry.group;
+  const subscribed = g.state === 'Empty' ? new Set<string>() : g.subscribedTopics();
+  if (g.state !== 'Empty' && g.protocolType !== CONSUMER_PROTOCOL_TYPE) {
+    return refused({ error: Errors.NON_EMPTY_GROUP, message: `group ${req.groupId} of protocol type ${g.protocolType} has members` });
+  }
+  const deleting: Array<{ topic: string; partition: number }> = [];
+  const topics = req.topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((partition) => {
+      if (subscribed === null || subscribed.has(t.name)) {
+        return { partition, errorCode: Errors.GROUP_SUBSCRIBED_TO_TOPIC.code, errorMessage: errorMessage(Errors.GROUP_SUBSCRIBED_TO_TOPIC, `group ${req.groupId} consumes ${t.name}`) };
+      }
+      if (entry.offsets.get(t.name)?.has(partition)) deleting.push({ topic: t.name, partition });
+      return { partition, errorCode: 0, errorMessage: null };
+    }),
+  }));
+  if (deleting.length > 0) {
+    const res = await host.append(found.shard, deleting.map((d) => ({ key: offsetKey(req.groupId, d.topic, d.partition), value: null })), Errors.UNKNOWN_SERVER_ERROR);
+    if (res.error) return refused(res.error);
+    if (host.isCurrent(found.shard, entry)) {
+      for (const d of deleting) entry.offsets.get(d.topic)?.delete(d.partition);
+      host.forgetIfVacant(found.shard, entry);
+    }
+  }
+  return { errorCode: 0, errorMessage: null, topics };
 }
 
 /** Tombstones for every committed offset of a group (DeleteGroups). */

@@ -31,6 +31,7 @@ export enum ApiKey {
   ElectLeaders = 43,
   AlterPartitionReassignments = 45,
   ListPartitionReassignments = 46,
+  OffsetDelete = 47,
   AlterPartition = 56,
   DescribeCluster = 60,
   BrokerRegistration = 62,

@@ -243,10 +243,25 @@ describe('consumer protocol', () => {
   it('round-trips subscriptions and assignments', () => {
     const s = { topics: ['a', 'b'], ownedPartitions: [{ topic: 'a', partitions: [0, 2] }], generationId: 7, userData: new Uint8Array([1, 2]) };
     const back = decodeSubscription(encodeSubscription(s));
-    expect(back.version).to.equal(0);
-    expect({ ...back, userData: [...back.userData!] }).to.deep.equal({ version: 0, ...s, userData: [1, 2] });
+    expect(back.version).to.equal(3);
+    expect({ ...back, userData: [...back.userData!] }).to.deep.equal({ version: 3, ...s, rackId: null, userData: [1, 2] });
     const a = { partitions: [{ topic: 'a', partitions: [1] }, { topic: 'b', partitions: [] }], userData: null };
-    expect(decodeAssignment(encodeAssignment(a))).to.deep.equal({ version: 0, ...a });
+    expect(decodeAssignment(encodeAssignment(a))).to.deep.equal({ version: 3, ...a });
+  });
+
+  it("writes Kafka's ConsumerProtocol bytes (what a Java or KafkaJS member reads)", () => {
+    // Subscription v1: version 1, topics ['t'], userData null, ownedPartitions [{ 't', [2] }].
+    const v1 = encodeSubscription({ version: 1, topics: ['t'], ownedPartitions: [{ topic: 't', partitions: [2] }], generationId: 5, userData: null });
+    expect(Buffer.from(v1).toString('hex')).to.equal('0001' + '00000001' + '000174' + 'ffffffff' + '00000001' + '000174' + '00000001' + '00000002');
+    // Assignment v0 (KafkaJS's): version 0, [{ 'ab', [0, 1] }], userData empty bytes.
+    const kafkajs = Buffer.from('0000' + '00000001' + '00026162' + '00000002' + '00000000' + '00000001' + '00000000', 'hex');
+    expect(decodeAssignment(kafkajs)).to.deep.equal({ version: 0, partitions: [{ topic: 'ab', partitions: [0, 1] }], userData: new Uint8Array(0) });
+    // KafkaJS's subscription says version 1 but has the v0 layout: read as no owned partitions.
+    const short = Buffer.from('0001' + '00000001' + '000178' + '00000000', 'hex');
+    expect(decodeSubscription(short)).to.deep.include({ version: 1, topics: ['x'], ownedPartitions: [], generationId: -1 });
+    // A newer version than known is read as the newest known (its extra bytes ignored).
+    const v9 = Buffer.concat([Buffer.from([0, 9]), Buffer.from(encodeSubscription({ topics: ['y'], ownedPartitions: [], generationId: 1, userData: null })).subarray(2), Buffer.from([7, 7])]);
+    expect(decodeSubscription(v9)).to.deep.include({ version: 9, topics: ['y'], generationId: 1 });
   });
 
   it('reads empty assignment bytes as an empty assignment', () => {
@@ -255,7 +270,7 @@ describe('consumer protocol', () => {
 
   it('refuses malformed bytes with INCONSISTENT_GROUP_PROTOCOL, never another exception', () => {
     const bad: Uint8Array[] = [new Uint8Array([0xc1]), encodeAssignment({ partitions: [], userData: null }).subarray(0, 3),
-      Buffer.from([0x90]), Buffer.from([0x81, 0xa1, 0x78, 0x01])];
+      Buffer.from([0xff, 0xff, 0, 0, 0, 0]), Buffer.from([0, 0, 0x7f, 0xff, 0xff, 0xff]), Buffer.from([0, 0, 0, 0, 0, 1, 0, 5, 0x61])];
     for (const b of bad) {
       expect(() => decodeSubscription(b)).to.throw(SluiceError).with.property('code', Errors.INCONSISTENT_GROUP_PROTOCOL.code);
     }

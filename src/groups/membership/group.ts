@@ -32,6 +32,7 @@ import { Errors, type ErrorInfo } from '../../util/errors.js';
 import type { Rng } from '../../util/rng.js';
 import type { DescribedGroupMember, GroupState, JoinGroupMember, JoinGroupResponse, SyncGroupResponse } from '../../protocol/apis/groups.js';
 import type { GroupLimits } from '../defaults.js';
+import { CONSUMER_PROTOCOL_TYPE, decodeSubscription } from '../consumer-protocol.js';
 import { commonProtocols, sameProtocols, selectProtocol } from './protocols.js';
 import { EMPTY_BYTES, joinError, syncError } from './responses.js';
 import type { GroupOutput, GroupSnapshot, HeartbeatInput, JoinInput, MemberRef, Protocol, SyncInput, Token } from './types.js';
@@ -187,8 +188,7 @@ export class Group {
   }
 
   private fullRefusal(): Refusal {
-    // Kafka answers GROUP_MAX_SIZE_REACHED (81), which the error table lacks so far.
-    return refusal(Errors.INVALID_REQUEST, `group ${this.groupId} has reached its size limit of ${this.deps.limits.groupMembersMax} members`);
+    return refusal(Errors.GROUP_MAX_SIZE_REACHED, `group ${this.groupId} has reached its size limit of ${this.deps.limits.groupMembersMax} members`);
   }
 
   /** A first join: a static member takes over its instance's place; a dynamic one gets an id to rejoin with (KIP-394). */
@@ -620,6 +620,23 @@ export class Group {
         assignment: stable ? m.assignment : EMPTY_BYTES,
       })),
     };
+  }
+
+  /**
+   * The topics the members subscribe to, read from their metadata for the
+   * chosen protocol (Kafka's consumer protocol), or null when that cannot be
+   * known: no protocol chosen yet, or a member's metadata does not parse.
+   */
+  subscribedTopics(): Set<string> | null {
+    const protocol = this.protocolNameNow;
+    if (protocol === null || this.protocolTypeNow !== CONSUMER_PROTOCOL_TYPE) return null;
+    const topics = new Set<string>();
+    try {
+      for (const m of this.members.values()) for (const t of decodeSubscription(metadataFor(m, protocol)).topics) topics.add(t);
+    } catch {
+      return null;
+    }
+    return topics;
   }
 
   /** The durable form; `assignments` replaces the members' current ones (the leader's, before they take effect). */

@@ -11,7 +11,8 @@
 //                       → { errorCode, errorMessage, generationId, protocolName, leader, memberId,
 //                           members: [{ memberId, groupInstanceId, metadata: bin }] (the leader only) }
 //                       A first join without a member id gets MEMBER_ID_REQUIRED with the id to rejoin with (KIP-394).
-// SyncGroup (14)        { groupId, generationId, memberId, groupInstanceId, assignments: [{ memberId, assignment: bin }] (leader) }
+// SyncGroup (14)        { groupId, generationId, memberId, groupInstanceId, protocolType?, protocolName? (checked when given),
+//                         assignments: [{ memberId, assignment: bin }] (leader) }
 //                       → { errorCode, errorMessage, protocolName, assignment: bin }
 // Heartbeat (12)        { groupId, generationId, memberId, groupInstanceId } → { errorCode, errorMessage }
 // LeaveGroup (13)       { groupId, members: [{ memberId, groupInstanceId }] } → { errorCode, errorMessage, members: [{ memberId, errorCode }] }
@@ -25,6 +26,8 @@
 // DescribeGroups (15)   { groups: [ids] } → { groups: [{ errorCode, groupId, groupState, protocolType, protocolName,
 //                           members: [{ memberId, groupInstanceId, clientId, clientHost, metadata: bin, assignment: bin }] }] }
 // DeleteGroups (42)     { groups: [ids] } → { results: [{ groupId, errorCode, errorMessage }] }
+// OffsetDelete (47)     { groupId, topics: [{ name, partitions: [int] }] }
+//                       → { errorCode, errorMessage, topics: [{ name, partitions: [{ partition, errorCode, errorMessage }] }] }
 
 import { badRequest, bytes, int, ints, list, optStr, str, strs, type Body } from '../body.js';
 
@@ -49,6 +52,9 @@ export interface SyncGroupRequest {
   readonly generationId: number;
   readonly memberId: string;
   readonly groupInstanceId: string | null;
+  /** When given (Kafka's SyncGroup v5+), must be the group's protocol type and chosen protocol. */
+  readonly protocolType?: string | null;
+  readonly protocolName?: string | null;
   readonly assignments: ReadonlyArray<{ readonly memberId: string; readonly assignment: Buffer }>;
 }
 export interface HeartbeatRequest { readonly groupId: string; readonly generationId: number; readonly memberId: string; readonly groupInstanceId: string | null }
@@ -63,6 +69,7 @@ export interface OffsetCommitRequest {
 }
 export interface OffsetFetchRequest { readonly groupId: string; readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null }
 export interface GroupsRequest { readonly groups: readonly string[] }
+export interface OffsetDeleteRequest { readonly groupId: string; readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> }
 
 function groupId(b: Body): string {
   const id = str(b, 'groupId');
@@ -89,6 +96,7 @@ export function parseJoinGroupRequest(b: Body): JoinGroupRequest {
 export function parseSyncGroupRequest(b: Body): SyncGroupRequest {
   return {
     groupId: groupId(b), generationId: int(b, 'generationId'), memberId: str(b, 'memberId'), groupInstanceId: optStr(b, 'groupInstanceId'),
+    protocolType: optStr(b, 'protocolType'), protocolName: optStr(b, 'protocolName'),
     assignments: b.assignments === undefined ? [] : list(b, 'assignments').map((a) => ({ memberId: str(a, 'memberId'), assignment: bytes(a, 'assignment') })),
   };
 }
@@ -119,6 +127,10 @@ export function parseOffsetFetchRequest(b: Body): OffsetFetchRequest {
   const topics = b.topics === undefined || b.topics === null ? null
     : list(b, 'topics').map((t) => ({ name: str(t, 'name'), partitions: ints(t.partitions, 'partitions') }));
   return { groupId: groupId(b), topics };
+}
+
+export function parseOffsetDeleteRequest(b: Body): OffsetDeleteRequest {
+  return { groupId: groupId(b), topics: list(b, 'topics').map((t) => ({ name: str(t, 'name'), partitions: ints(t.partitions, 'partitions') })) };
 }
 
 export function parseGroupsRequest(b: Body): GroupsRequest {
@@ -193,4 +205,9 @@ export interface DescribedGroup {
   members: DescribedGroupMember[];
 }
 export interface DescribeGroupsResponse { groups: DescribedGroup[] }
+export interface OffsetDeleteResponse {
+  errorCode: number;
+  errorMessage: string | null;
+  topics: Array<{ name: string; partitions: Array<{ partition: number; errorCode: number; errorMessage: string | null }> }>;
+}
 export interface DeleteGroupsResponse { results: Array<{ groupId: string; errorCode: number; errorMessage: string | null }> }

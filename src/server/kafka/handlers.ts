@@ -19,6 +19,18 @@ import { produceHandler } from './produce.js';
 import { fetchHandler } from './fetch.js';
 import { listOffsetsHandler } from './list-offsets.js';
 import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch.js';
+import { findCoordinatorHandler } from './find-coordinator.js';
+import { joinGroupHandler } from './join-group.js';
+import { syncGroupHandler } from './sync-group.js';
+import { heartbeatHandler } from './heartbeat.js';
+import { leaveGroupHandler } from './leave-group.js';
+import { offsetCommitHandler } from './offset-commit.js';
+import { offsetFetchHandler } from './offset-fetch.js';
+import { listGroupsHandler } from './list-groups.js';
+import { describeGroupsHandler } from './describe-groups.js';
+import { deleteGroupsHandler } from './delete-groups.js';
+import { offsetDeleteHandler } from './offset-delete.js';
+import { initProducerIdHandler } from './init-producer-id.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -39,6 +51,18 @@ const handlers: KafkaApiHandler[] = [
   fetchHandler,
   listOffsetsHandler,
   offsetForLeaderEpochHandler,
+  offsetCommitHandler,
+  offsetFetchHandler,
+  findCoordinatorHandler,
+  joinGroupHandler,
+  heartbeatHandler,
+  leaveGroupHandler,
+  syncGroupHandler,
+  describeGroupsHandler,
+  listGroupsHandler,
+  initProducerIdHandler,
+  deleteGroupsHandler,
+  offsetDeleteHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));

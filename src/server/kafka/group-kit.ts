@@ -1,0 +1,16 @@
+// What the group handlers of the Kafka listener share: the coordinator (the
+// same GroupCoordinator the WebSocket protocol's group APIs use, so groups
+// and offsets are one set whichever protocol a member speaks) and Kafka's
+// "this broker runs none" answer.
+
+import { Errors, SluiceError } from '../../util/errors.js';
+import type { GroupCoordinator } from '../../groups/coordinator.js';
+import type { KafkaDeps } from './api.js';
+
+export function coordinatorOf(deps: KafkaDeps): GroupCoordinator {
+  if (!deps.groups) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no group coordinator');
+  return deps.groups;
+}
+
+/** Kafka's message for a refusal Sluice cannot serve yet: transactions (KIP-98) are not implemented. */
+export const NO_TRANSACTIONS = 'transactions are not supported by Sluice yet (idempotent producers are: use a null transactional.id)';
