@@ -169,4 +169,22 @@ describe('group coordinator (in-process, real replica managers)', function () {
     expect(coordinator(2).listGroups().groups).to.deep.equal([]);
     expect(coordinator(2).offsetFetch({ groupId: GROUP, topics: null }).topics).to.deep.equal([]);
   });
+  it('deletes offsets only of topics the group does not consume, with tombstones that a new leader honours', async () => {
+    createOffsetsTopic(1);
+    await active(1);
+    const { memberId, generationId } = await stableMember(1);
+    await coordinator(1).offsetCommit(commit(memberId, generationId, [[0, 3], [1, 4]]));
+    const del = { groupId: GROUP, topics: [{ name: 'orders', partitions: [0] }] };
+    // The member's metadata is not a ConsumerProtocol subscription: what it consumes is unknown, so nothing goes.
+    const refused = await coordinator(1).offsetDelete(del);
+    expect(refused.topics[0]!.partitions[0]!.errorCode).to.equal(Errors.GROUP_SUBSCRIBED_TO_TOPIC.code);
+    expect(coordinator(1).leaveGroup({ groupId: GROUP, members: [{ memberId, groupInstanceId: null }] }).members[0]!.errorCode).to.equal(0);
+    const deleted = await coordinator(1).offsetDelete(del);
+    expect([deleted.errorCode, deleted.topics[0]!.partitions[0]!.errorCode]).to.deep.equal([0, 0]);
+    expect((await coordinator(1).offsetDelete({ groupId: 'never-existed', topics: [] })).errorCode).to.equal(Errors.GROUP_ID_NOT_FOUND.code);
+    cluster.changePartition(OFFSETS_ID, 0, { leader: 2 });
+    await active(2);
+    const left = coordinator(2).offsetFetch({ groupId: GROUP, topics: null }).topics;
+    expect(left.map((t) => t.partitions.map((p) => [p.partition, p.committedOffset]))).to.deep.equal([[[1, 4]]]);
+  });
 });
