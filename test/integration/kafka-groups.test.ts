@@ -56,8 +56,8 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
   };
   const open = async (i = 0): Promise<RawKafkaClient> => track(await RawKafkaClient.connect(...hostPort(cluster.nodes[i]!.kafkaAddress)));
   const coordinatorOf = async (groupId: string): Promise<RawKafkaClient> => track(await connectToCoordinator(await open(), groupId));
-  const member = async (groupId: string, topics: string[], partitions: Record<string, number>, instance: string | null = null): Promise<RawGroupMember> => (
-    new RawGroupMember(await coordinatorOf(groupId), groupId, topics, { partitions, groupInstanceId: instance }));
+  const member = async (groupId: string, topics: string[], partitions: Record<string, number>, instance: string | null = null, timeouts: { sessionTimeoutMs?: number; rebalanceTimeoutMs?: number } = {}): Promise<RawGroupMember> => (
+    new RawGroupMember(await coordinatorOf(groupId), groupId, topics, { partitions, groupInstanceId: instance, ...timeouts }));
 
   before(async () => {
     cluster = await startBrokerCluster(3, [], { kafka: true });
@@ -144,6 +144,24 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
     // LeaveGroup v0 names one member and answers with its error.
     expect((await c.request(leaveGroup, 0, { groupId: 'cycle', memberId: a.memberId })).errorCode).to.equal(0);
     expect((await c.request(leaveGroup, 1, { groupId: 'cycle', memberId: a.memberId })).errorCode).to.equal(E.UNKNOWN_MEMBER_ID);
+  });
+
+  it('closes a rebalance at the rebalance timeout without the members that did not rejoin', async () => {
+    const timeouts = { sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 1_500 };
+    const a = await member('slow', ['gt'], { gt: 4 }, null, timeouts);
+    await a.joinAndSync();
+    const b = await member('slow', ['gt'], { gt: 4 }, null, timeouts);
+    // a neither heartbeats nor rejoins: b's join is answered once a's rebalance timeout has passed, without a.
+    const joined = await b.join();
+    expect(joined.errorCode).to.equal(0);
+    expect(joined.generationId).to.equal(a.generationId + 1);
+    expect((joined.members as Struct[]).map((m) => m.memberId)).to.deep.equal([b.memberId]);
+    expect((await a.heartbeat()).errorCode).to.equal(E.UNKNOWN_MEMBER_ID);
+    const unknown = await a.conn.request(joinGroup, 9, { groupId: 'slow', sessionTimeoutMs: 6000, rebalanceTimeoutMs: 1000, memberId: a.memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscription(['gt']) }] });
+    expect(unknown.errorCode).to.equal(E.UNKNOWN_MEMBER_ID);
+    await b.sync(joined);
+    expect(labels(b.assignment)).to.have.length(4);
+    await b.leave();
   });
 
   it('lets JoinGroup v0-3 join without MEMBER_ID_REQUIRED, and refuses bad session timeouts and group ids', async () => {
