@@ -27,7 +27,7 @@ import { describeGroups } from '../../src/protocol/kafka/apis/describe-groups/sc
 import { deleteGroups } from '../../src/protocol/kafka/apis/delete-groups/schema.js';
 import { offsetDelete } from '../../src/protocol/kafka/apis/offset-delete/schema.js';
 import { initProducerId } from '../../src/protocol/kafka/apis/init-producer-id/schema.js';
-import { decodeAssignment, encodeSubscription } from '../../src/groups/consumer-protocol.js';
+import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../../src/groups/consumer-protocol.js';
 import { coordinatorPartition } from '../../src/groups/placement.js';
 
 const E = {
@@ -144,6 +144,59 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
     // LeaveGroup v0 names one member and answers with its error.
     expect((await c.request(leaveGroup, 0, { groupId: 'cycle', memberId: a.memberId })).errorCode).to.equal(0);
     expect((await c.request(leaveGroup, 1, { groupId: 'cycle', memberId: a.memberId })).errorCode).to.equal(E.UNKNOWN_MEMBER_ID);
+  });
+
+  it('lets cooperative members rejoin while keeping partitions, committing between the two rebalances (KIP-429)', async () => {
+    const c1 = await coordinatorOf('coop');
+    const c2 = await coordinatorOf('coop');
+    const sub = (owned: number[], generationId: number): Buffer => Buffer.from(encodeSubscription({ topics: ['gt'], ownedPartitions: owned.length ? [{ topic: 'gt', partitions: owned }] : [], generationId, userData: null }));
+    const joinReq = (memberId: string, owned: number[], generationId: number): Struct => ({
+      groupId: 'coop', sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId, protocolType: 'consumer',
+      protocols: [{ name: 'cooperative-sticky', metadata: sub(owned, generationId) }],
+    });
+    const assignment = (parts: number[]): Buffer => Buffer.from(encodeAssignment({ partitions: [{ topic: 'gt', partitions: parts }], userData: null }));
+    const joinOnce = async (c: RawKafkaClient, req: Struct): Promise<Struct> => {
+      const first = await c.request(joinGroup, 9, req);
+      return first.errorCode === E.MEMBER_ID_REQUIRED ? c.request(joinGroup, 9, { ...req, memberId: first.memberId }) : first;
+    };
+    const a1 = await joinOnce(c1, joinReq('', [], -1));
+    const a = a1.memberId as string;
+    expect((await c1.request(syncGroup, 5, { groupId: 'coop', generationId: a1.generationId, memberId: a, protocolType: 'consumer', protocolName: 'cooperative-sticky', assignments: [{ memberId: a, assignment: assignment([0, 1, 2, 3]) }] })).errorCode).to.equal(0);
+    const g1 = a1.generationId as number;
+
+    // b joins; a is told to rejoin and does so still owning all four partitions.
+    const bJoin = joinOnce(c2, joinReq('', [], -1));
+    await waitFor('a told to rejoin', async () => (await c1.request(heartbeat, 4, { groupId: 'coop', generationId: g1, memberId: a })).errorCode === E.REBALANCE_IN_PROGRESS || undefined, { timeoutMs: WAIT_MS, intervalMs: 100 });
+    // While the group prepares the rebalance, a still consumes and commits in its generation.
+    const during = await c1.request(offsetCommit, 9, { groupId: 'coop', generationIdOrMemberEpoch: g1, memberId: a, topics: [{ name: 'gt', partitions: [{ partitionIndex: 3, committedOffset: 9, committedMetadata: null }] }] });
+    expect(((during.topics as Struct[])[0]!.partitions as Struct[])[0]!.errorCode).to.equal(0);
+    const [a2, b2] = await Promise.all([c1.request(joinGroup, 9, joinReq(a, [0, 1, 2, 3], g1)), bJoin]);
+    const b = b2.memberId as string;
+    expect(a2.generationId).to.equal(g1 + 1);
+    // The leader (a, the first member) sees each member's owned partitions: cooperative-sticky's input.
+    expect(a2.leader).to.equal(a);
+    const owned = new Map((a2.members as Struct[]).map((m) => [m.memberId as string, decodeSubscription(m.metadata as Buffer).ownedPartitions]));
+    expect(owned.get(a)).to.deep.equal([{ topic: 'gt', partitions: [0, 1, 2, 3] }]);
+    expect(owned.get(b)).to.deep.equal([]);
+    // First rebalance: a keeps 0-1 and gives up 2-3; nobody gets a partition still owned.
+    const g2 = a2.generationId as number;
+    const [sa, sb] = await Promise.all([
+      c1.request(syncGroup, 5, { groupId: 'coop', generationId: g2, memberId: a, assignments: [{ memberId: a, assignment: assignment([0, 1]) }, { memberId: b, assignment: assignment([]) }] }),
+      c2.request(syncGroup, 5, { groupId: 'coop', generationId: g2, memberId: b, assignments: [] }),
+    ]);
+    expect([sa.errorCode, sb.errorCode]).to.deep.equal([0, 0]);
+    // a revoked 2-3 and rejoins at once (Stable, changed metadata): a second rebalance hands them to b.
+    const a3Join = c1.request(joinGroup, 9, joinReq(a, [0, 1], g2));
+    await waitFor('b told to rejoin', async () => (await c2.request(heartbeat, 4, { groupId: 'coop', generationId: g2, memberId: b })).errorCode === E.REBALANCE_IN_PROGRESS || undefined, { timeoutMs: WAIT_MS, intervalMs: 100 });
+    const [a3, b3] = await Promise.all([a3Join, c2.request(joinGroup, 9, joinReq(b, [], g2))]);
+    expect(b3.generationId).to.equal(g2 + 1);
+    const g3 = a3.generationId as number;
+    const [, sb3] = await Promise.all([
+      c1.request(syncGroup, 5, { groupId: 'coop', generationId: g3, memberId: a, assignments: [{ memberId: a, assignment: assignment([0, 1]) }, { memberId: b, assignment: assignment([2, 3]) }] }),
+      c2.request(syncGroup, 5, { groupId: 'coop', generationId: g3, memberId: b, assignments: [] }),
+    ]);
+    expect(labels(decodeAssignment(sb3.assignment as Buffer).partitions)).to.deep.equal(['gt-2', 'gt-3']);
+    await c1.request(leaveGroup, 5, { groupId: 'coop', members: [{ memberId: a, groupInstanceId: null }, { memberId: b, groupInstanceId: null }] });
   });
 
   it('closes a rebalance at the rebalance timeout without the members that did not rejoin', async () => {
