@@ -8,6 +8,9 @@
 #   franz-go      test/interop/franz built with `go build`
 #   confluent-kafka  a Python venv with confluent-kafka (its wheel bundles librdkafka)
 #   kafkajs       an npm devDependency: `npm ci` installs it; only reported here
+# and, with --kafka-broker, Apache Kafka's broker jars (bench/peers/kafka/pom.xml)
+# for running the same tests against a real Kafka (SLUICE_INTEROP_TARGET=kafka,
+# see docs/development.md); the benchmark peers use them too.
 # Everything but kcat goes to the cache dir (SLUICE_INTEROP_CACHE, default
 # node_modules/.cache/sluice-interop), where test/interop/kafka-kit.ts looks.
 # A tool that is already there, built from the same inputs, is left alone.
@@ -18,8 +21,16 @@
 # bound (INTEROP_STEP_TIMEOUT_S, default 600 s) so a hung download cannot hold
 # up `make test`.
 #
-# Usage: scripts/interop-tools.sh        (what `make test` and .ci/run run)
+# Usage: scripts/interop-tools.sh                  (what `make test` and .ci/run run)
+#        scripts/interop-tools.sh --kafka-broker   (also the Kafka broker jars)
 set -u
+WITH_KAFKA_BROKER=0
+for arg in "$@"; do
+  case "$arg" in
+    --kafka-broker) WITH_KAFKA_BROKER=1 ;;
+    *) echo "interop-tools.sh: unknown argument $arg (ignored)" ;;
+  esac
+done
 
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -119,6 +130,31 @@ install_java() {
   echo "java: ready in $dir ($(ls "$dir/lib" | grep -E '^kafka-(clients|tools)-' | tr '\n' ' '))"
 }
 
+# ------------------------------------------------------------------ Apache Kafka's broker (opt-in)
+install_kafka_broker() {
+  local dir="$CACHE/kafka-broker" pom="$ROOT/bench/peers/kafka/pom.xml" log stamp
+  stamp="$(inputs_hash "$pom")"
+  if [ "$(cat "$dir/lib/.stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "kafka broker: ready in $dir/lib"
+    return 0
+  fi
+  if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
+    echo "skipping kafka broker: mvn or java not found"
+    return 0
+  fi
+  log="$(mktemp)"
+  echo "kafka broker: fetching kafka_2.13 with Maven ..."
+  rm -rf "$dir/lib"
+  if ! timeout "$STEP_TIMEOUT_S" mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dir/lib" >"$log" 2>&1; then
+    echo "skipping kafka broker: mvn dependency:copy-dependencies failed: $(last_line "$log")"
+    rm -rf "$dir/lib" "$log"
+    return 0
+  fi
+  echo "$stamp" >"$dir/lib/.stamp"
+  rm -f "$log"
+  echo "kafka broker: ready in $dir/lib ($(ls "$dir/lib" | grep -E '^kafka_2\.13-' | tr '\n' ' '))"
+}
+
 # ------------------------------------------------------------------ franz-go
 install_franz() {
   local dir="$CACHE/franz" src="$ROOT/test/interop/franz" log stamp
@@ -188,4 +224,5 @@ install_java
 install_franz
 install_python
 report_kafkajs
+if [ "$WITH_KAFKA_BROKER" -eq 1 ]; then install_kafka_broker; fi
 exit 0

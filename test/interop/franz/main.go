@@ -141,7 +141,7 @@ func consume(o opts) {
 		}),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, c *kgo.Client, m map[string][]int32) {
 			// Commit what this member consumed before the partitions move on.
-			if err := c.CommitMarkedOffsets(ctx); err != nil {
+			if err := c.CommitUncommittedOffsets(ctx); err != nil {
 				fmt.Fprintln(os.Stderr, "franz-interop: commit on revoke:", err)
 			}
 			emit(map[string]any{"event": "revoked", "partitions": partitionsOf(m)})
@@ -174,12 +174,16 @@ func consume(o opts) {
 				"value": string(r.Value), "headers": hs, "timestamp": r.Timestamp.UnixMilli()})
 			consumed++
 		})
-		cl.MarkCommitRecords(fetches.Records()...)
+		if recs := fetches.Records(); len(recs) > 0 {
+			if err := cl.CommitRecords(context.Background(), recs...); err != nil {
+				fmt.Fprintln(os.Stderr, "franz-interop: commit:", err)
+			}
+		}
 		cl.AllowRebalance()
 	}
 	commitCtx, commitCancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer commitCancel()
-	if err := cl.CommitMarkedOffsets(commitCtx); err != nil {
+	if err := cl.CommitUncommittedOffsets(commitCtx); err != nil {
 		fail("commit: %v", err)
 	}
 	committed := map[string]int64{}
