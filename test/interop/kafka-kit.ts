@@ -191,9 +191,13 @@ async function startApacheKafka(): Promise<KafkaTarget> {
   };
 }
 
-/** Creates a topic through KafkaJS and waits until every partition has a leader on every listener's Metadata. */
+/**
+ * Creates a topic through KafkaJS and waits until every partition has a leader.
+ * Not KafkaJS's waitForLeaders: it retries LEADER_NOT_AVAILABLE only, and a
+ * broker may answer UNKNOWN_TOPIC_OR_PARTITION until it has the new metadata.
+ */
 export async function createTopic(target: KafkaTarget, topic: string, partitions: number): Promise<void> {
-  await target.admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: target.replicationFactor }], waitForLeaders: true, timeout: 30_000 });
+  await target.admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: target.replicationFactor }], waitForLeaders: false, timeout: 30_000 });
   await waitForLeaders(target, topic, partitions);
 }
 
