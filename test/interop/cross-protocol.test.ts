@@ -18,7 +18,7 @@ import { waitFor } from '../integration/harness.js';
 import { runSluice } from '../integration/cli-kit.js';
 import { Client } from '../../src/index.js';
 import {
-  CLUSTER_UP_MS, createTopic, findTool, jsonLines, runTool, spawnTool, startOrSkip, targetKind, uniqueName,
+  CLUSTER_UP_MS, NEEDS, createTopic, requireApis, findTool, jsonLines, runTool, spawnTool, startOrSkip, targetKind, uniqueName,
   type KafkaTarget, type Tool,
 } from './kafka-kit.js';
 
@@ -71,6 +71,10 @@ describe('interop: cross-protocol (Kafka listener ↔ WebSocket)', function () {
   after(async () => {
     sluiceClient?.close();
     await target?.stop();
+  });
+
+  beforeEach(function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
   });
 
   const wsBootstrap = () => target!.cluster!.brokerUrls.join(',');

@@ -5,7 +5,7 @@
 // shared ones in client-scenarios.ts.
 
 import { adminCreateDelete, cooperativeGroup, produceAndCheck } from './client-scenarios.js';
-import { CLUSTER_UP_MS, createTopic, startOrSkip, toolOrSkip, uniqueName, type KafkaTarget, type Tool } from './kafka-kit.js';
+import { CLUSTER_UP_MS, NEEDS, createTopic, requireApis, startOrSkip, toolOrSkip, uniqueName, type KafkaTarget, type Tool } from './kafka-kit.js';
 
 describe('interop: franz-go', function () {
   this.timeout(240_000);
@@ -22,17 +22,20 @@ describe('interop: franz-go', function () {
     await target?.stop();
   });
 
-  it('produces idempotently: every record acknowledged once, offsets without gaps', async () => {
+  it('produces idempotently: every record acknowledged once, offsets without gaps', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
     const topic = uniqueName('franz-produce');
     await createTopic(target!, topic, 3);
     await produceAndCheck(target!, franz, topic, 200, 'franz');
   });
 
-  it('splits a cooperative-sticky group incrementally and commits what it read', async () => {
+  it('splits a cooperative-sticky group incrementally and commits what it read', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
     await cooperativeGroup(target!, franz, 'franz');
   });
 
-  it('creates and deletes a topic with kadm', async () => {
+  it('creates and deletes a topic with kadm', async function () {
+    requireApis(this, target!, NEEDS.topics, 'CreateTopics', NEEDS.deleteTopics);
     await adminCreateDelete(target!, franz, 'franz');
   });
 });

@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { waitFor } from '../integration/harness.js';
 import { cooperativeGroup, produceAndCheck } from './client-scenarios.js';
 import {
-  CLUSTER_UP_MS, KAFKA_TOOL_CLASSES, committedOffsets, createTopic, endOffsetTotal, jsonLines, runTool, sluiceOrSkip, spawnTool,
+  CLUSTER_UP_MS, KAFKA_TOOL_CLASSES, NEEDS, committedOffsets, requireApis, createTopic, endOffsetTotal, jsonLines, runTool, sluiceOrSkip, spawnTool,
   startOrSkip, toolOrSkip, uniqueName, waitForLeaders, type KafkaTarget, type Tool, type ToolRun,
 } from './kafka-kit.js';
 
@@ -44,7 +44,8 @@ describe('interop: Java client and Kafka tools', function () {
   const kafkaTool = (cls: string, args: readonly string[]): Promise<ToolRun> =>
     runTool(tools, [cls, '--bootstrap-server', target!.bootstrap, ...args]);
 
-  it('kafka-topics creates, lists and describes a topic', async () => {
+  it('kafka-topics creates, lists and describes a topic', async function () {
+    requireApis(this, target!, NEEDS.topics, 'CreateTopics', 'DescribeConfigs');
     const topic = uniqueName('java-topics');
     const rf = String(target!.replicationFactor);
     expect(ok(await kafkaTool(KAFKA_TOOL_CLASSES.topics, ['--create', '--topic', topic, '--partitions', '3', '--replication-factor', rf]), 'create'))
@@ -66,7 +67,8 @@ describe('interop: Java client and Kafka tools', function () {
     }
   });
 
-  it('produces with KafkaProducer defaults (idempotent, acks=all)', async () => {
+  it('produces with KafkaProducer defaults (idempotent, acks=all)', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
     const topic = uniqueName('java-produce');
     await createTopic(target!, topic, 3);
     const produced = await produceAndCheck(target!, java, topic, 300, 'java');
@@ -74,11 +76,13 @@ describe('interop: Java client and Kafka tools', function () {
     for (const e of produced) expect(e.timestamp, JSON.stringify(e)).to.equal(1_700_000_000_000 + Number(String(e.value).slice('java-'.length)));
   });
 
-  it('runs a consumer group through a cooperative rebalance and commits', async () => {
+  it('runs a consumer group through a cooperative rebalance and commits', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
     await cooperativeGroup(target!, java, 'java', { consumeArgs: ['--count', '1000000'] });
   });
 
-  it('kafka-consumer-groups --describe shows the group, its offsets and no lag', async () => {
+  it('kafka-consumer-groups --describe shows the group, its offsets and no lag', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group, 'DescribeGroups', 'ListGroups');
     const topic = uniqueName('java-cg');
     const group = uniqueName('java-cg-g');
     await createTopic(target!, topic, 2);
@@ -100,6 +104,8 @@ describe('interop: Java client and Kafka tools', function () {
 
   it('kafka-reassign-partitions moves a replica to another broker', async function () {
     sluiceOrSkip(this, target!, 'moving a replica between brokers');
+    requireApis(this, target!, NEEDS.topics, 'CreateTopics', NEEDS.produce, NEEDS.read, 'DescribeConfigs', 'IncrementalAlterConfigs',
+      'AlterPartitionReassignments', 'ListPartitionReassignments');
     const topic = uniqueName('java-reassign');
     expect(ok(await kafkaTool(KAFKA_TOOL_CLASSES.topics, ['--create', '--topic', topic, '--partitions', '1', '--replication-factor', '1']), 'create'))
       .to.contain('Created topic');
@@ -125,7 +131,8 @@ describe('interop: Java client and Kafka tools', function () {
     expect(await endOffsetTotal(target!, topic), 'the records moved with the replica').to.equal(10);
   });
 
-  it('kafka-producer-perf-test and kafka-consumer-perf-test run a small load', async () => {
+  it('kafka-producer-perf-test and kafka-consumer-perf-test run a small load', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
     const topic = uniqueName('java-perf');
     await createTopic(target!, topic, 3);
     const records = 2_000;

@@ -9,7 +9,10 @@
 //   tests then check the client programs themselves; tests that need Sluice
 //   (a leader to kill, the WebSocket side) skip there.
 // - kafkaListenerMissing(): why Sluice cannot be tested yet (the server has
-//   no --kafka-listen flag), or null.
+//   no --kafka-listen flag), or null. While the listener is being built it
+//   serves some APIs only: the target records what ApiVersions advertises,
+//   and requireApis() skips a test (saying which are missing) until every API
+//   its client needs is served, so each test turns on as its APIs land.
 // - findTool(): where kcat, the Java program and Kafka's tools, franz-go and
 //   confluent-kafka are (scripts/interop-tools.sh puts them there), or null
 //   with the reason; skipUnless() prints the reason and skips the test.
@@ -22,12 +25,13 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { MAIN_JS, freePorts, waitFor, type ProcessCluster } from '../integration/harness.js';
-import { startBrokerCluster } from '../integration/broker-kit.js';
+import { connect, createTopic as createTopicOverWebSocket, startBrokerCluster } from '../integration/broker-kit.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository root: <root>/dist/test/interop → <root>. */
@@ -54,6 +58,8 @@ export interface KafkaTarget {
   readonly cluster: ProcessCluster | null;
   /** KafkaJS admin on the target (connected); closed by stop(). */
   readonly admin: Admin;
+  /** API key → [min, max] version, as the first listener's ApiVersions v0 advertises them. */
+  readonly apis: ReadonlyMap<number, readonly [number, number]>;
   /** The last lines the servers printed, for a failing test's report. */
   logs(): string;
   stop(): Promise<void>;
@@ -97,6 +103,82 @@ export async function startOrSkip(ctx: Mocha.Context): Promise<KafkaTarget> {
   return startKafkaTarget();
 }
 
+// ---------------------------------------------------------------- APIs served
+
+/** Kafka's API keys (the ones the interop clients use). */
+export const API_KEYS = {
+  Produce: 0, Fetch: 1, ListOffsets: 2, Metadata: 3, OffsetCommit: 8, OffsetFetch: 9, FindCoordinator: 10,
+  JoinGroup: 11, Heartbeat: 12, LeaveGroup: 13, SyncGroup: 14, DescribeGroups: 15, ListGroups: 16, ApiVersions: 18,
+  CreateTopics: 19, DeleteTopics: 20, InitProducerId: 22, OffsetForLeaderEpoch: 23, DescribeConfigs: 32,
+  CreatePartitions: 37, DeleteGroups: 42, IncrementalAlterConfigs: 44, AlterPartitionReassignments: 45,
+  ListPartitionReassignments: 46, DescribeCluster: 60,
+} as const;
+export type ApiName = keyof typeof API_KEYS;
+
+/** What a client needs for a kind of work (beyond ApiVersions). */
+export const NEEDS = {
+  /** The kit's createTopic (over WebSocket when the listener lacks CreateTopics) and waitForLeaders. */
+  topics: ['Metadata'],
+  /** An idempotent producer. */
+  produce: ['Metadata', 'Produce', 'InitProducerId'],
+  /** Reading partitions (and the kit's end offsets). */
+  read: ['Metadata', 'Fetch', 'ListOffsets'],
+  /** A classic-protocol group member that commits (and the kit's committedOffsets). */
+  group: ['FindCoordinator', 'JoinGroup', 'SyncGroup', 'Heartbeat', 'LeaveGroup', 'OffsetCommit', 'OffsetFetch'],
+  deleteTopics: ['DeleteTopics'],
+} as const satisfies Record<string, readonly ApiName[]>;
+
+/** Skips the test, naming the APIs, unless the target serves every one of `names`. */
+export function requireApis(ctx: Mocha.Context, target: KafkaTarget, ...names: ReadonlyArray<ApiName | readonly ApiName[]>): void {
+  const wanted = [...new Set(names.flat())] as ApiName[];
+  const missing = wanted.filter((n) => !target.apis.has(API_KEYS[n]));
+  if (missing.length > 0) {
+    console.log(`      skipping: the Kafka listener does not serve ${missing.join(', ')} yet`);
+    ctx.skip();
+  }
+}
+
+/** ApiVersions v0 on one listener, by hand (no client library): API key → [min, max]. */
+export function probeApiVersions(host: string, port: number, timeoutMs = 10_000): Promise<Map<number, [number, number]>> {
+  return new Promise((resolve, reject) => {
+    const clientId = Buffer.from('sluice-interop-probe');
+    const body = Buffer.alloc(2 + 2 + 4 + 2 + clientId.length);
+    body.writeInt16BE(API_KEYS.ApiVersions, 0);
+    body.writeInt16BE(0, 2); // version 0: every broker answers it
+    body.writeInt32BE(1, 4); // correlation id
+    body.writeInt16BE(clientId.length, 8);
+    clientId.copy(body, 10);
+    const frame = Buffer.concat([Buffer.alloc(4), body]);
+    frame.writeInt32BE(body.length, 0);
+    let got = Buffer.alloc(0);
+    const socket = net.connect({ host, port });
+    const timer = setTimeout(() => socket.destroy(new Error(`ApiVersions on ${host}:${port}: no answer in ${timeoutMs} ms`)), timeoutMs);
+    socket.on('connect', () => socket.write(frame));
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      got = Buffer.concat([got, chunk]);
+      if (got.length < 4 || got.length < 4 + got.readInt32BE(0)) return;
+      clearTimeout(timer);
+      socket.destroy();
+      // size, correlation id, error code, [api key, min, max]
+      const errorCode = got.readInt16BE(8);
+      if (errorCode !== 0) return reject(new Error(`ApiVersions on ${host}:${port}: error ${errorCode}`));
+      const n = got.readInt32BE(10);
+      const out = new Map<number, [number, number]>();
+      for (let i = 0, at = 14; i < n; i++, at += 6) out.set(got.readInt16BE(at), [got.readInt16BE(at + 2), got.readInt16BE(at + 4)]);
+      resolve(out);
+    });
+  });
+}
+
+async function advertisedApis(bootstrap: string): Promise<Map<number, [number, number]>> {
+  const [host, port] = bootstrap.split(',')[0]!.split(':') as [string, string];
+  return probeApiVersions(host, Number(port));
+}
+
 export function startKafkaTarget(): Promise<KafkaTarget> {
   return targetKind() === 'kafka' ? startApacheKafka() : startSluice();
 }
@@ -133,14 +215,16 @@ async function startSluice(): Promise<KafkaTarget> {
   const kafkaPorts = new Map(cluster.nodes.filter((n) => n.kafkaPort !== undefined).map((n) => [n.id, n.kafkaPort!]));
   const bootstrap = cluster.kafkaBootstrap;
   let admin: Admin;
+  let apis: Map<number, [number, number]>;
   try {
     admin = await waitForBrokers(bootstrap, 3, () => cluster.dumpLogs());
+    apis = await advertisedApis(bootstrap);
   } catch (err) {
     await cluster.cleanup();
     throw err;
   }
   return {
-    kind: 'sluice', bootstrap, kafkaPorts, replicationFactor: 3, cluster, admin,
+    kind: 'sluice', bootstrap, kafkaPorts, replicationFactor: 3, cluster, admin, apis,
     logs: () => cluster.dumpLogs(),
     stop: async () => {
       await admin.disconnect().catch(() => {});
@@ -174,14 +258,16 @@ async function startApacheKafka(): Promise<KafkaTarget> {
   const broker = spawnTool({ name: 'kafka', argv: ['java', '-Xmx768m', '-cp', cp, 'kafka.Kafka'] }, [props], { timeoutMs: 60 * 60_000 });
   const logs = () => broker.stdout.slice(-6000) + broker.stderr.slice(-6000);
   let admin: Admin;
+  let apis: Map<number, [number, number]>;
   try {
     admin = await waitForBrokers(`127.0.0.1:${port}`, 1, logs);
+    apis = await advertisedApis(`127.0.0.1:${port}`);
   } catch (err) {
     await broker.kill();
     throw err;
   }
   return {
-    kind: 'kafka', bootstrap: `127.0.0.1:${port}`, kafkaPorts: new Map([[1, port]]), replicationFactor: 1, cluster: null, admin, logs,
+    kind: 'kafka', bootstrap: `127.0.0.1:${port}`, kafkaPorts: new Map([[1, port]]), replicationFactor: 1, cluster: null, admin, apis, logs,
     stop: async () => {
       await admin.disconnect().catch(() => {});
       await stopTools();
@@ -195,8 +281,20 @@ async function startApacheKafka(): Promise<KafkaTarget> {
  * Creates a topic through KafkaJS and waits until every partition has a leader.
  * Not KafkaJS's waitForLeaders: it retries LEADER_NOT_AVAILABLE only, and a
  * broker may answer UNKNOWN_TOPIC_OR_PARTITION until it has the new metadata.
+ * On a Sluice listener that does not serve CreateTopics yet, the topic is
+ * created over WebSocket instead, so tests that need only Metadata run.
  */
 export async function createTopic(target: KafkaTarget, topic: string, partitions: number): Promise<void> {
+  if (target.cluster !== null && !target.apis.has(API_KEYS.CreateTopics)) {
+    const conn = await connect(target.cluster.brokerUrls[0]!);
+    try {
+      await createTopicOverWebSocket(conn, topic, partitions, target.replicationFactor);
+    } finally {
+      conn.close();
+    }
+    await waitForLeaders(target, topic, partitions);
+    return;
+  }
   await target.admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: target.replicationFactor }], waitForLeaders: false, timeout: 30_000 });
   await waitForLeaders(target, topic, partitions);
 }

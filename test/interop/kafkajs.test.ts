@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { Kafka, logLevel, Partitioners, type Consumer, type EachMessagePayload, type IHeaders } from 'kafkajs';
 import { waitFor } from '../integration/harness.js';
-import { CLUSTER_UP_MS, committedOffsets, createTopic, startOrSkip, uniqueName, waitForLeaders, type KafkaTarget } from './kafka-kit.js';
+import { CLUSTER_UP_MS, NEEDS, committedOffsets, createTopic, requireApis, startOrSkip, uniqueName, waitForLeaders, type KafkaTarget } from './kafka-kit.js';
 
 /** Every byte value, so nothing is lost to a text encoding on the way. */
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
@@ -61,7 +61,8 @@ describe('interop: KafkaJS', function () {
     return { seen, assignment: () => assigned };
   }
 
-  it('admin: creates, describes and deletes a topic', async () => {
+  it('admin: creates, describes and deletes a topic', async function () {
+    requireApis(this, target!, NEEDS.topics, 'CreateTopics', NEEDS.deleteTopics, 'DescribeConfigs');
     const admin = target!.admin;
     const topic = uniqueName('kafkajs-admin');
     const cluster = await admin.describeCluster();
@@ -83,7 +84,8 @@ describe('interop: KafkaJS', function () {
     await waitFor(`${topic} gone`, async () => !(await admin.listTopics()).includes(topic), { timeoutMs: 30_000, intervalMs: 200 });
   });
 
-  it('idempotent producer: each record once, binary keys, repeated headers and timestamps kept byte for byte', async () => {
+  it('idempotent producer: each record once, binary keys, repeated headers and timestamps kept byte for byte', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
     const topic = uniqueName('kafkajs-produce');
     await createTopic(target!, topic, 2);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
@@ -126,7 +128,8 @@ describe('interop: KafkaJS', function () {
     for (const p of [0, 1]) expect(offsets(p), `partition ${p}`).to.deep.equal(Array.from({ length: 30 }, (_, k) => k));
   });
 
-  it('consumer.run: a group of two rebalances, reads each record once and commits it', async () => {
+  it('consumer.run: a group of two rebalances, reads each record once and commits it', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group, 'DescribeGroups');
     const topic = uniqueName('kafkajs-group');
     const groupId = uniqueName('kafkajs-g');
     await createTopic(target!, topic, 4);

@@ -11,7 +11,7 @@
 import { expect } from 'chai';
 import { waitFor } from '../integration/harness.js';
 import {
-  CLUSTER_UP_MS, committedOffsets, createTopic, jsonLines, runTool, sluiceOrSkip, spawnTool, startOrSkip, toolOrSkip,
+  CLUSTER_UP_MS, NEEDS, committedOffsets, requireApis, createTopic, jsonLines, runTool, sluiceOrSkip, spawnTool, startOrSkip, toolOrSkip,
   uniqueName, waitForLeaders, type KafkaTarget, type LiveTool, type Tool, type ToolRun,
 } from './kafka-kit.js';
 
@@ -71,7 +71,8 @@ describe('interop: kcat', function () {
     return delivered(run.stderr);
   }
 
-  it('-L lists every broker\'s Kafka endpoint and the topic\'s partitions', async () => {
+  it('-L lists every broker\'s Kafka endpoint and the topic\'s partitions', async function () {
+    requireApis(this, target!, NEEDS.topics);
     const topic = uniqueName('kcat-meta');
     await createTopic(target!, topic, 3);
     const md = JSON.parse(ok(await runTool(kcat, [...b(), '-L', '-J']), 'kcat -L')) as {
@@ -90,7 +91,8 @@ describe('interop: kcat', function () {
     }
   });
 
-  it('-P with enable.idempotence=true acks=all: every line once, keys and headers kept', async () => {
+  it('-P with enable.idempotence=true acks=all: every line once, keys and headers kept', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
     const topic = uniqueName('kcat-produce');
     await createTopic(target!, topic, 3);
     const acks = await produce(topic, 100, 'kcat');
@@ -106,7 +108,8 @@ describe('interop: kcat', function () {
     expect(new Set(records.map((r) => `${r.partition}@${r.offset}`))).to.deep.equal(acked);
   });
 
-  it('-C reads a partition from a given offset', async () => {
+  it('-C reads a partition from a given offset', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
     const topic = uniqueName('kcat-offset');
     await createTopic(target!, topic, 1);
     await produce(topic, 10, 'kcat');
@@ -116,7 +119,8 @@ describe('interop: kcat', function () {
     expect(some.map((r) => r.payload)).to.deep.equal(all.slice(4, 7).map((r) => r.payload));
   });
 
-  it('-G: two members of a balanced group split the partitions, read each record once and commit', async () => {
+  it('-G: two members of a balanced group split the partitions, read each record once and commit', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
     const topic = uniqueName('kcat-group');
     const group = uniqueName('kcat-g');
     await createTopic(target!, topic, 4);
@@ -152,6 +156,7 @@ describe('interop: kcat', function () {
 
   it('-P idempotent across a SIGKILL of the leader: no acknowledged record lost, none doubled', async function () {
     const cluster = sluiceOrSkip(this, target!, 'killing a partition leader');
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
     const topic = uniqueName('kcat-failover');
     await createTopic(target!, topic, 1);
     const leader = (await waitForLeaders(target!, topic, 1)).get(0)!;

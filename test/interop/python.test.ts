@@ -6,7 +6,7 @@
 // client-scenarios.ts.
 
 import { adminCreateDelete, cooperativeGroup, produceAndCheck } from './client-scenarios.js';
-import { CLUSTER_UP_MS, createTopic, startOrSkip, toolOrSkip, uniqueName, type KafkaTarget, type Tool } from './kafka-kit.js';
+import { CLUSTER_UP_MS, NEEDS, createTopic, requireApis, startOrSkip, toolOrSkip, uniqueName, type KafkaTarget, type Tool } from './kafka-kit.js';
 
 describe('interop: confluent-kafka (Python)', function () {
   this.timeout(240_000);
@@ -23,17 +23,20 @@ describe('interop: confluent-kafka (Python)', function () {
     await target?.stop();
   });
 
-  it('produces idempotently: every record acknowledged once, offsets without gaps', async () => {
+  it('produces idempotently: every record acknowledged once, offsets without gaps', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
     const topic = uniqueName('python-produce');
     await createTopic(target!, topic, 3);
     await produceAndCheck(target!, python, topic, 200, 'python');
   });
 
-  it('splits a cooperative-sticky group incrementally and commits what it read', async () => {
+  it('splits a cooperative-sticky group incrementally and commits what it read', async function () {
+    requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read, NEEDS.group);
     await cooperativeGroup(target!, python, 'python');
   });
 
-  it('creates and deletes a topic with AdminClient', async () => {
+  it('creates and deletes a topic with AdminClient', async function () {
+    requireApis(this, target!, NEEDS.topics, 'CreateTopics', NEEDS.deleteTopics);
     await adminCreateDelete(target!, python, 'python');
   });
 });
