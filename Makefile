@@ -7,7 +7,7 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 SEEDS ?= 2000
 SEED ?=
 
-.PHONY: install build test test-only lint run bench bench-peers bench-compare sim chaos clean
+.PHONY: install build test test-only lint run bench bench-peers bench-compare sim chaos clean interop-tools
 
 install: $(NODE_MODULES_STAMP)
 
@@ -22,9 +22,12 @@ build: install
 lint: install
 	npx eslint .
 
-# install + build + lint + every test (unit, simulation, integration).
+# install + build + lint + every test (unit, simulation, integration, and the
+# Kafka-client interop tests, whose tools interop-tools.sh installs first; it
+# never fails, and a tool it cannot get makes that tool's tests skip).
 # Ends with a plain "N passed, N failed" line that CI reads.
 test: build lint
+	@./scripts/interop-tools.sh || true
 	@mkdir -p .tmp
 	@set -o pipefail; npx mocha 2>&1 | tee .tmp/mocha.log; status=$$?; \
 	  passed=$$(grep -E '^ *[0-9]+ passing' .tmp/mocha.log | grep -Eo '[0-9]+' | head -1); \
@@ -44,6 +47,11 @@ bench: build
 
 bench-peers:
 	./scripts/bench-peers.sh
+
+# kcat, the Java client and Kafka's tools, franz-go, confluent-kafka for the
+# interop tests (test/interop/); `make test` runs it too.
+interop-tools: install
+	./scripts/interop-tools.sh
 
 # The side-by-side suite alone: `make bench-compare [PROFILE=quick|full] [SYSTEMS=sluice,nats,redis]`.
 PROFILE ?= full
