@@ -17,6 +17,7 @@ const SCENARIOS: Record<string, { file: string; what: string; args?: string[] }>
   scale: { file: 'scale.bench.js', what: '10,000 partitions (RF 3) on 3 combined nodes: created, memory per partition, restart (loaded), broker SIGKILL' },
   failover: { file: 'failover.bench.js', what: 'controller SIGKILL, partition-leader SIGKILL and SIGTERM under an acks=all producer' },
   compare: { file: 'suite/compare.js', what: 'Sluice vs NATS JetStream and Redis Streams, same workloads, same run (make bench-peers installs the peers)', args: ['--profile', 'full'] },
+  'kafka-path': { file: 'kafka-path.bench.js', what: 'the Kafka listener against the WebSocket path: kafka-producer/consumer-perf-test vs Sluice\'s Producer/Consumer, same records, acks=all, RF=3' },
   produce: { file: 'produce.bench.js', what: '1 producer, 100-byte records, 3 combined nodes: RF=3 acks=all (with and without fsync), RF=1 acks=1' },
 };
 

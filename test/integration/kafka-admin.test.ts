@@ -240,6 +240,16 @@ describe('Kafka listener admin APIs (real 3-node cluster)', function () {
     expect(await describeTopicConfig('placed', 'retention.ms')).to.include({ value: '86400000', configSource: 3 });
     const noBroker = await ask(describeConfigs, 4, { resources: [{ resourceType: BROKER, resourceName: '42', configurationKeys: null }] });
     expect((noBroker.results as Struct[])[0]).to.include({ errorCode: Errors.INVALID_REQUEST.code });
+    // kafka-reassign-partitions clears throttles on each broker: deleting one broker's own keys holds at once (it has none) ...
+    const clear = await ask(incrementalAlterConfigs, 1, { resources: [{ resourceType: BROKER, resourceName: '2', configs: [
+      { name: 'leader.replication.throttled.rate', configOperation: 1, value: null }, { name: 'follower.replication.throttled.rate', configOperation: 1, value: null },
+    ] }] });
+    expect((clear.responses as Struct[])[0]).to.include({ errorCode: 0 });
+    // ... and the cluster-wide value is left alone; setting one broker's own value is refused.
+    const after = await ask(describeConfigs, 4, { resources: [{ resourceType: BROKER, resourceName: '', configurationKeys: ['log.retention.ms'] }] });
+    expect(((after.results as Struct[])[0]!.configs as Struct[])[0]).to.include({ value: '86400000' });
+    const setOne = await ask(incrementalAlterConfigs, 1, { resources: [{ resourceType: BROKER, resourceName: '2', configs: [{ name: 'log.retention.ms', configOperation: 0, value: '1' }] }] });
+    expect((setOne.responses as Struct[])[0]).to.include({ errorCode: Errors.INVALID_REQUEST.code });
   });
 
   it('describes the cluster: every broker by its Kafka endpoint, the controller, and a controller endpoint refused', async () => {

@@ -19,7 +19,7 @@ import { Errors } from '../../util/errors.js';
 import type { KafkaApiSpec } from '../../protocol/kafka/schema.js';
 import type { KafkaApiHandler, KafkaRequestContext } from './api.js';
 import { duplicated, duplicateError, errorOf, itemError, NO_ERROR, type KafkaItemError } from './admin-items.js';
-import { configDefOf, LIST_CONFIGS, sluiceResource, type SluiceResource } from './config-resources.js';
+import { configDefOf, LIST_CONFIGS, ResourceType, sluiceResource, type SluiceResource } from './config-resources.js';
 
 interface AlterableConfig { readonly name: string; readonly value: string | null; readonly configOperation: number }
 interface Resource { readonly resourceType: number; readonly resourceName: string; readonly configs: AlterableConfig[] }
@@ -82,6 +82,11 @@ async function alterAll(req: Struct, ctx: KafkaRequestContext, plan: Plan): Prom
   resources.forEach((r, index) => {
     const fail = (e: KafkaItemError): void => { Object.assign(results[index]!, e); };
     if (twice.has(`${r.resourceType}:${r.resourceName}`)) return fail(duplicateError(`resource ${r.resourceName}`));
+    // One broker's own dynamic configs: Sluice has none, so deleting some (what
+    // kafka-reassign-partitions --verify does to clear throttles on every
+    // broker) or replacing them with nothing already holds.
+    if (r.resourceType === ResourceType.BROKER && /^\d+$/.test(r.resourceName) && image.brokers.has(Number(r.resourceName))
+      && r.configs.every((c) => c.configOperation === OP_DELETE)) return;
     const resource = sluiceResource(image, r.resourceType, r.resourceName, true);
     if ('errorCode' in resource) return fail(resource);
     const keys = duplicated(r.configs.map((c) => c.name));

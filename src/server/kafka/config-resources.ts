@@ -5,8 +5,9 @@
 // Sluice keeps broker settings cluster-wide (the controller's 'cluster'
 // resource): Kafka's default broker resource (empty name) maps onto it, and
 // describing one broker (its id as the name) shows those same cluster-wide
-// values. Altering one broker alone is refused (INVALID_REQUEST): there are
-// no per-broker dynamic configs to put it in.
+// values. Setting one broker's own value is refused (INVALID_REQUEST): there
+// are no per-broker dynamic configs to put it in; deleting one broker's keys
+// is answered at once (alter-configs.ts): there is nothing to delete.
 
 import { brokerConfigDef, topicConfigDef, type ConfigDef } from '../../metadata/config-defs.js';
 import type { MetadataImage } from '../../metadata/image.js';
