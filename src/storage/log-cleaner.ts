@@ -88,6 +88,8 @@ export class LogCleaner {
   private readonly lastClean = new Map<string, number>();
   private readonly uncleanable = new Map<string, string>();
   private readonly cancels = new Set<() => void>();
+  /** The backoff timer of an idle cleaner (one at most). */
+  private idleCancel: (() => void) | null = null;
   private started = false;
   readonly stats: CleanerStats = { runs: 0, aborted: 0, failed: 0, bytesRead: 0, bytesWritten: 0, recordsRemoved: 0, lastCleanMs: null, lastDurationMs: null };
 
@@ -101,11 +103,20 @@ export class LogCleaner {
     this.later(0, () => this.look());
   }
 
+  /** Looks for due logs now instead of at the end of the backoff (a topic's config changed; tests). */
+  wakeUp(): void {
+    if (!this.started) return;
+    this.idleCancel?.();
+    this.idleCancel = null;
+    this.later(0, () => this.look());
+  }
+
   /** Stops scheduling and gives up running jobs (their `.cleaned` files are removed). */
   stop(): void {
     this.started = false;
-    for (const cancel of this.cancels) cancel();
+    for (const cancel of [...this.cancels]) cancel();
     this.cancels.clear();
+    this.idleCancel = null;
     for (const r of this.running.values()) r.job.abort('cleaner stopped');
     this.running.clear();
   }
@@ -169,13 +180,18 @@ export class LogCleaner {
     return cleanableRange(view, log.logConfig, this.opts.clock.nowMs());
   }
 
-  private later(delayMs: number, fn: () => void): void {
-    if (!this.started) return;
+  private later(delayMs: number, fn: () => void): () => void {
+    if (!this.started) return () => {};
     const cancel = this.opts.scheduler.schedule(delayMs, () => {
-      this.cancels.delete(cancel);
+      this.cancels.delete(wrapped);
       if (this.started) fn();
     });
-    this.cancels.add(cancel);
+    const wrapped = (): void => {
+      this.cancels.delete(wrapped);
+      cancel();
+    };
+    this.cancels.add(wrapped);
+    return wrapped;
   }
 
   private pickLog(): { log: CleanerLog; range: CleanableRange } | null {
@@ -199,7 +215,13 @@ export class LogCleaner {
       if (next === null) break;
       this.begin(thread, next.log, next.range);
     }
-    if (this.running.size === 0) this.later(this.opts.config.cleanerBackoffMs, () => this.look());
+    if (this.running.size === 0) {
+      this.idleCancel?.();
+      this.idleCancel = this.later(this.opts.config.cleanerBackoffMs, () => {
+        this.idleCancel = null;
+        this.look();
+      });
+    }
   }
 
   private mapFor(thread: number): OffsetMap {

@@ -271,6 +271,8 @@ export class LogManager {
     for (const m of this.logs.values()) {
       if (m.topic === topic) m.log.updateConfig({ ...this.brokerConfig, ...overrides });
     }
+    // A topic just made compact (or given a lower dirty ratio) should not wait out the cleaner's backoff.
+    this.cleaner?.wakeUp();
   }
 
   // ---- periodic work (each also callable directly) ---------------------------
