@@ -249,6 +249,8 @@ export class PartitionLog {
       throw storageError(err, `segment swap in ${this.dir}`);
     }
     this.segments.splice(at, old.length, cleaned);
+    // Not close(): that would write their index files over the new segment's names.
+    for (const s of old) s.release();
     // Swapped-in bytes were fsynced before the swap (segment-swap.ts).
     this.checkInvariants();
   }

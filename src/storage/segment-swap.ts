@@ -45,7 +45,7 @@ function oldFilesOf(seg: LogSegment): string[] {
   return [seg.logFile, seg.offsetIndex.file, seg.timeIndex.file];
 }
 
-/** Runs the five steps. `cleaned` holds `<base>.log.cleaned`; afterwards it is the live `<base>.log`. */
+/** Runs the five steps. `cleaned` holds `<base>.log.cleaned`; afterwards it is the live `<base>.log`. The caller releases `old`. */
 export function swapSegments(dir: string, old: readonly LogSegment[], cleaned: LogSegment, hook: SwapHook = () => {}): void {
   assert(cleaned.logFile.endsWith(CLEANED_FILE_SUFFIX), 'swapSegments: the new segment must be a .cleaned one');
   cleaned.flushData();
@@ -66,9 +66,9 @@ export function swapSegments(dir: string, old: readonly LogSegment[], cleaned: L
   cleaned.renameLogFile('');
   fsyncDir(dir);
   hook('log-renamed');
-  // The old segments' descriptors close once their background I/O is done;
-  // nothing of theirs is written again (release, not close).
-  for (const seg of old) seg.release();
+  // The old segments keep their descriptors (unlinked files stay readable):
+  // the caller releases them once they are out of its segment list, so a
+  // failure anywhere in here leaves it a log whose every segment still reads.
   for (const f of renamed) removeIfExists(f);
   hook('deleted-removed');
   cleaned.persistIndexes();
