@@ -24,6 +24,7 @@ import { ApiKey } from '../protocol/api-keys.js';
 import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.js';
 import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
+import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../protocol/apis/log-dirs.js';
 import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../controller/replication-control.js';
 import type { DescribedConfig, ResourceResult } from '../controller/config-control.js';
 import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
@@ -32,7 +33,7 @@ import type { SluiceError } from '../util/errors.js';
 import { CLIENT_DEFAULTS, NO_BROKER_EPOCH, NO_LEADER_EPOCH } from './defaults.js';
 import { ResponseView } from './response-view.js';
 import {
-  parseApiVersionsResponse, parseDescribeClusterResponse, parseFetchResponse, parseListOffsetsResponse, parseMetadataResponse,
+  parseApiVersionsResponse, parseDescribeClusterResponse, parseDescribeLogDirsResponse, parseFetchResponse, parseListOffsetsResponse, parseMetadataResponse,
   parseOffsetForLeaderEpochResponse, parseProduceResponse, throwIfFailed,
   type DescribeClusterResponse, type ListOffsetsResponse, type OffsetForLeaderEpochResponse,
 } from './responses.js';
@@ -307,6 +308,12 @@ export class BrokerConnection {
   /** Moves partitions' log start offsets up (offset -1: the high watermark); send it to each partition's leader. */
   async deleteRecords(req: DeleteRecordsRequest): Promise<DeleteRecordsResponse> {
     return (await this.call(ApiKey.DeleteRecords, req, this.requestTimeoutMs)) as DeleteRecordsResponse;
+  }
+
+  /** This broker's replicas of the given partitions on disk, with the log cleaner's progress (log-dirs.ts). */
+  async describeLogDirs(req: DescribeLogDirsRequest): Promise<DescribeLogDirsResponse> {
+    const body = { topics: req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })) };
+    return parseDescribeLogDirsResponse(await this.call(ApiKey.DescribeLogDirs, body, this.requestTimeoutMs));
   }
 
   async offsetForLeaderEpoch(req: OffsetForLeaderEpochInput): Promise<OffsetForLeaderEpochResponse> {

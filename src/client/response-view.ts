@@ -28,6 +28,13 @@ export class ResponseView {
     return v as number;
   }
 
+  /** A finite number (a ratio). */
+  num(k: string): number {
+    const v = this.o[k];
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw this.bad(k, 'a number');
+    return v;
+  }
+
   optInt(k: string): number | undefined {
     return this.o[k] === undefined ? undefined : this.int(k);
   }

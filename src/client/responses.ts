@@ -10,6 +10,7 @@ import type { FetchPartitionResponse, FetchResponse } from '../protocol/apis/fet
 import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
 import type { EpochEndOffsetResponse, ListOffsetsPartitionResponse } from '../protocol/apis/offsets.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
+import type { DescribeLogDirsResponse } from '../protocol/apis/log-dirs.js';
 import { Errors, SluiceError, errorForCode, type ErrorInfo } from '../util/errors.js';
 import { ResponseView } from './response-view.js';
 
@@ -119,6 +120,20 @@ export function parseListOffsetsResponse(body: unknown): ListOffsetsResponse {
       partitions: t.list('partitions').map((p) => ({
         partition: p.int('partition'), errorCode: p.int('errorCode'), errorMessage: p.strOrNull('errorMessage'),
         timestamp: p.int('timestamp'), offset: p.int('offset'), leaderEpoch: p.int('leaderEpoch'),
+      })),
+    })),
+  };
+}
+
+export function parseDescribeLogDirsResponse(body: unknown): DescribeLogDirsResponse {
+  return {
+    topics: ResponseView.of('DescribeLogDirs', body).list('topics').map((t) => ({
+      name: t.str('name'),
+      partitions: t.list('partitions').map((p) => ({
+        partition: p.int('partition'), errorCode: p.int('errorCode'), errorMessage: p.strOrNull('errorMessage'),
+        sizeBytes: p.int('sizeBytes'), segments: p.int('segments'), logStartOffset: p.int('logStartOffset'), logEndOffset: p.int('logEndOffset'),
+        cleanupPolicy: p.str('cleanupPolicy'), dirtyRatio: p.num('dirtyRatio'), firstDirtyOffset: p.int('firstDirtyOffset'),
+        cleanableBytes: p.int('cleanableBytes'), lastCleanMs: p.int('lastCleanMs'), cleaning: p.bool('cleaning'), uncleanable: p.strOrNull('uncleanable'),
       })),
     })),
   };

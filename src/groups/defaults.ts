@@ -32,5 +32,10 @@ export const GROUP_DEFAULTS: CoordinatorLimits = {
   loadReadBytesMax: 5 * 1024 * 1024,
 };
 
-/** Topic configs __consumer_offsets is created with: keep every record (there is no compaction yet, and deleting old segments would lose live offsets). */
-export const OFFSETS_TOPIC_CONFIGS: Readonly<Record<string, string>> = { 'retention.ms': '-1', 'retention.bytes': '-1' };
+/**
+ * Topic configs __consumer_offsets is created with (Kafka's): compacted, so
+ * the log keeps the last commit of every group/partition and each group's
+ * last metadata, and never deleted by time or size (that would lose live
+ * offsets). Group load on failover (loader.ts) reads the compacted log.
+ */
+export const OFFSETS_TOPIC_CONFIGS: Readonly<Record<string, string>> = { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'retention.bytes': '-1' };

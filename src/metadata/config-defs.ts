@@ -4,7 +4,8 @@
 // validates alter/create requests against this table; brokers read effective
 // values through effectiveTopicConfig().
 
-export type ConfigType = 'int' | 'long' | 'boolean' | 'string' | 'double';
+/** 'list': comma-separated items, each one of validValues, none twice (Kafka's LIST type). */
+export type ConfigType = 'int' | 'long' | 'boolean' | 'string' | 'double' | 'list';
 
 export interface ConfigDef {
   readonly name: string;
@@ -12,6 +13,8 @@ export interface ConfigDef {
   readonly defaultValue: string;
   readonly doc: string;
   readonly min?: number;
+  /** Checked for 'double' only (integers are bounded by their type). */
+  readonly max?: number;
   readonly validValues?: readonly string[];
   /** The broker-level key whose value is the default for this topic key. */
   readonly brokerKey?: string;
@@ -20,7 +23,11 @@ export interface ConfigDef {
 const def = (d: ConfigDef) => d;
 
 export const TOPIC_CONFIGS: readonly ConfigDef[] = [
-  def({ name: 'cleanup.policy', type: 'string', defaultValue: 'delete', validValues: ['delete'], brokerKey: 'log.cleanup.policy', doc: 'What happens to old segments: deleted by retention (compaction is not supported yet)' }),
+  def({ name: 'cleanup.policy', type: 'list', defaultValue: 'delete', validValues: ['delete', 'compact'], brokerKey: 'log.cleanup.policy', doc: 'What happens to old segments: delete (retention), compact (keep the last value of every key), or compact,delete (docs/compaction.md)' }),
+  def({ name: 'min.cleanable.dirty.ratio', type: 'double', defaultValue: '0.5', min: 0, max: 1, brokerKey: 'log.cleaner.min.cleanable.ratio', doc: 'Compact a log once this share of it is dirty (not yet compacted)' }),
+  def({ name: 'min.compaction.lag.ms', type: 'long', defaultValue: '0', min: 0, brokerKey: 'log.cleaner.min.compaction.lag.ms', doc: 'A record stays uncompacted at least this long' }),
+  def({ name: 'max.compaction.lag.ms', type: 'long', defaultValue: '9223372036854775807', min: 1, brokerKey: 'log.cleaner.max.compaction.lag.ms', doc: 'A record is compacted at the latest this long after it was written' }),
+  def({ name: 'delete.retention.ms', type: 'long', defaultValue: '86400000', min: 0, brokerKey: 'log.cleaner.delete.retention.ms', doc: 'How long a tombstone stays after compaction first sees it' }),
   def({ name: 'retention.ms', type: 'long', defaultValue: '604800000', min: -1, brokerKey: 'log.retention.ms', doc: 'Delete closed segments older than this; -1 = keep forever' }),
   def({ name: 'retention.bytes', type: 'long', defaultValue: '-1', min: -1, brokerKey: 'log.retention.bytes', doc: 'Delete oldest closed segments while a partition is larger than this; -1 = no limit' }),
   def({ name: 'segment.bytes', type: 'int', defaultValue: '1073741824', min: 1024 * 14, brokerKey: 'log.segment.bytes', doc: 'Roll a new segment at this size' }),
@@ -73,8 +80,17 @@ export function configValueProblem(d: ConfigDef, value: string): string | null {
       if (d.min !== undefined && n < d.min) return `${d.name} must be at least ${d.min}, got ${value}`;
       return null;
     }
-    case 'double':
-      return Number.isFinite(Number(value)) ? null : `${d.name} must be a number, got "${value}"`;
+    case 'double': {
+      const n = value.trim() === '' ? NaN : Number(value);
+      if (!Number.isFinite(n)) return `${d.name} must be a number, got "${value}"`;
+      if ((d.min !== undefined && n < d.min) || (d.max !== undefined && n > d.max)) return `${d.name} must be in [${d.min ?? '-inf'}, ${d.max ?? 'inf'}], got ${value}`;
+      return null;
+    }
+    case 'list': {
+      const items = value.split(',').map((v) => v.trim());
+      const ok = items.every((v) => d.validValues === undefined || d.validValues.includes(v)) && new Set(items).size === items.length;
+      return ok ? null : `${d.name} must be a comma-separated list of ${d.validValues?.join(', ') ?? 'values'} without repeats, got "${value}"`;
+    }
     case 'boolean':
       return value === 'true' || value === 'false' ? null : `${d.name} must be true or false, got "${value}"`;
     case 'string':

@@ -26,6 +26,7 @@ export enum ApiKey {
   OffsetForLeaderEpoch = 23,
   DescribeConfigs = 32,
   AlterConfigs = 33,
+  DescribeLogDirs = 35,
   CreatePartitions = 37,
   DeleteGroups = 42,
   ElectLeaders = 43,

@@ -22,7 +22,7 @@
 
 import {
   ATTRIBUTES_OFFSET, BASE_SEQUENCE_OFFSET, BASE_TIMESTAMP_OFFSET, BATCH_LENGTH_OFFSET, type BatchHeader,
-  COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, CRC_OFFSET, CompressionType, LAST_OFFSET_DELTA_OFFSET,
+  COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, CRC_OFFSET, CompressionType, DELETE_HORIZON_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD_BYTES, MAGIC_OFFSET, MAGIC_V2, MAX_TIMESTAMP_OFFSET, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH,
   NO_PRODUCER_ID, NO_SEQUENCE, PARTITION_LEADER_EPOCH_OFFSET, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET,
   RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK,
@@ -34,10 +34,36 @@ import { AssertionError, assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 
 export interface RecordHeader { key: string; value: Buffer | null }
-export interface RecordInput { key?: Buffer | null; value: Buffer | null; headers?: RecordHeader[]; timestamp?: number }
+export interface RecordInput {
+  key?: Buffer | null;
+  value: Buffer | null;
+  headers?: RecordHeader[];
+  timestamp?: number;
+  /**
+   * Offset relative to the batch's base offset. Default: the record's index.
+   * The log cleaner keeps the surviving records' original offsets, so a
+   * rebuilt batch has gaps; deltas must strictly increase.
+   */
+  offsetDelta?: number;
+}
 export interface BatchInput {
-  /** At least one. */
+  /** At least one, unless lastOffsetDelta is given (a batch emptied by compaction that keeps producer state). */
   records: RecordInput[];
+  /**
+   * Default: the records' count - 1. The log cleaner keeps a rebuilt batch's
+   * original value (Kafka's overrideLastOffset) so the batch still covers the
+   * offsets it was appended with, which producer sequence tracking relies on.
+   */
+  lastOffsetDelta?: number;
+  /** Default: the largest record timestamp. The log cleaner keeps the original batch's. */
+  maxTimestamp?: number;
+  /**
+   * KIP-534: when set, the batch's delete-horizon attribute is set and its
+   * base timestamp holds this value (record timestamps stay exact: their
+   * deltas are taken from it). Tombstones in the batch may be removed by a
+   * clean that runs after this time.
+   */
+  deleteHorizonMs?: number;
   /** Default 0; the leader stamps the real one on append. */
   baseOffset?: number;
   /** Default -1; the leader stamps it on append. */
@@ -98,7 +124,8 @@ export function encodeRecordBatch(input: BatchInput, codecs: CompressionRegistry
   const plan = planBatch(input);
   const compression = input.compression ?? CompressionType.None;
   let buf: Buffer;
-  if (compression === CompressionType.None) {
+  // An emptied batch keeps its codec bit but has an empty section, as Kafka writes it.
+  if (compression === CompressionType.None || input.records.length === 0) {
     buf = Buffer.allocUnsafe(RECORD_BATCH_HEADER_BYTES + plan.recordsBytes);
     writeRecords(buf, RECORD_BATCH_HEADER_BYTES, input.records, plan);
   } else {
@@ -115,8 +142,8 @@ export function encodeRecordBatch(input: BatchInput, codecs: CompressionRegistry
 
 function planBatch(input: BatchInput): Plan {
   const records = input.records;
-  assert(records.length > 0, 'a record batch needs at least one record');
-  const baseTimestamp = input.baseTimestamp ?? records[0]!.timestamp ?? 0;
+  assert(records.length > 0 || input.lastOffsetDelta !== undefined, 'a record batch needs at least one record');
+  const baseTimestamp = input.deleteHorizonMs ?? input.baseTimestamp ?? records[0]?.timestamp ?? 0;
   assert(Number.isSafeInteger(baseTimestamp), `base timestamp ${baseTimestamp} is not a safe integer`);
   const plan: Plan = {
     baseTimestamp,
@@ -126,18 +153,26 @@ function planBatch(input: BatchInput): Plan {
     headerKeyBytes: [],
     recordsBytes: 0,
   };
+  let previousOffsetDelta = -1;
   for (let i = 0; i < records.length; i++) {
     const record = records[i]!;
+    const offsetDelta = record.offsetDelta ?? i;
+    assert(Number.isInteger(offsetDelta) && offsetDelta > previousOffsetDelta, `record ${i}: offset delta ${offsetDelta} after ${previousOffsetDelta}`);
+    previousOffsetDelta = offsetDelta;
     const timestamp = record.timestamp ?? baseTimestamp;
     const delta = timestamp - baseTimestamp;
     if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(delta)) throw new AssertionError(`record ${i}: bad timestamp ${timestamp}`);
     plan.timestampDeltas[i] = delta;
     if (timestamp > plan.maxTimestamp) plan.maxTimestamp = timestamp;
-    const body = recordBodySize(record, delta, i, plan.headerKeyBytes);
+    const body = recordBodySize(record, delta, offsetDelta, plan.headerKeyBytes);
     if (body > 0x7fffffff) throw new AssertionError(`record ${i} too large: ${body} bytes`);
     plan.bodyBytes[i] = body;
     plan.recordsBytes += varintSize(body) + body;
   }
+  assert(input.lastOffsetDelta === undefined || ((input.lastOffsetDelta | 0) === input.lastOffsetDelta && input.lastOffsetDelta >= previousOffsetDelta),
+    `last offset delta ${input.lastOffsetDelta} below the last record's ${previousOffsetDelta}`);
+  if (input.maxTimestamp !== undefined) plan.maxTimestamp = input.maxTimestamp;
+  else if (records.length === 0) plan.maxTimestamp = baseTimestamp;
   return plan;
 }
 
@@ -167,7 +202,7 @@ function writeRecords(buf: Buffer, start: number, records: RecordInput[], plan: 
     const bodyStart = pos;
     buf[pos++] = 0; // record attributes: unused in v2
     pos = writeVarlong(buf, pos, plan.timestampDeltas[i]!);
-    pos = writeVarint(buf, pos, i);
+    pos = writeVarint(buf, pos, record.offsetDelta ?? i);
     pos = writeNullableBytes(buf, pos, record.key ?? null);
     pos = writeNullableBytes(buf, pos, record.value);
     const headers = record.headers ?? NO_HEADERS;
@@ -206,7 +241,7 @@ function writeHeader(buf: Buffer, input: BatchInput, plan: Plan, compression: Co
   buf.writeInt8(MAGIC_V2, MAGIC_OFFSET);
   buf.writeUInt32BE(0, CRC_OFFSET); // filled in once everything it covers is written
   buf.writeInt16BE(batchAttributes(input, compression), ATTRIBUTES_OFFSET);
-  buf.writeInt32BE(input.records.length - 1, LAST_OFFSET_DELTA_OFFSET);
+  buf.writeInt32BE(input.lastOffsetDelta ?? input.records.length - 1, LAST_OFFSET_DELTA_OFFSET);
   buf.writeBigInt64BE(BigInt(plan.baseTimestamp), BASE_TIMESTAMP_OFFSET);
   buf.writeBigInt64BE(BigInt(plan.maxTimestamp), MAX_TIMESTAMP_OFFSET);
   buf.writeBigInt64BE(producerId, PRODUCER_ID_OFFSET);
@@ -221,6 +256,7 @@ function batchAttributes(input: BatchInput, compression: CompressionType): numbe
   if (input.timestampType === 'logAppend') attributes |= TIMESTAMP_TYPE_MASK;
   if (input.isTransactional === true) attributes |= TRANSACTIONAL_FLAG_MASK;
   if (input.isControl === true) attributes |= CONTROL_FLAG_MASK;
+  if (input.deleteHorizonMs !== undefined) attributes |= DELETE_HORIZON_FLAG_MASK;
   return attributes;
 }
 

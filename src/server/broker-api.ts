@@ -23,6 +23,7 @@ import { parseProduceRequest } from '../protocol/apis/produce.js';
 import { parseFetchRequest } from '../protocol/apis/fetch.js';
 import { parseListOffsetsRequest, parseOffsetForLeaderEpochRequest } from '../protocol/apis/offsets.js';
 import { parseDeleteRecordsRequest } from '../protocol/apis/delete-records.js';
+import { parseDescribeLogDirsRequest, type DescribeLogDirsRequest, type DescribeLogDirsResponse } from '../protocol/apis/log-dirs.js';
 import {
   parseMetadataRequest,
   type ApiVersionRange, type MetadataBroker, type MetadataResponse, type MetadataTopic,
@@ -47,6 +48,8 @@ export interface BrokerApiDeps {
   readonly producerIds?: ProducerIdSource;
   /** The group coordinator; without it, group APIs answer COORDINATOR_NOT_AVAILABLE. */
   readonly groups?: GroupCoordinator;
+  /** DescribeLogDirs: this broker's replicas on disk and the cleaner's progress (log-dirs.ts). */
+  readonly logDirs?: (req: DescribeLogDirsRequest) => DescribeLogDirsResponse;
 }
 
 /** Admin APIs a broker forwards to the active controller, by the controller API's name. */
@@ -67,7 +70,7 @@ const CONTROLLER_ONLY: ReadonlySet<number> = new Set([
 
 const SERVED: readonly number[] = [
   ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata, ApiKey.ApiVersions,
-  ApiKey.OffsetForLeaderEpoch, ApiKey.DeleteRecords, ApiKey.DescribeCluster, ...FORWARDED.keys(),
+  ApiKey.OffsetForLeaderEpoch, ApiKey.DeleteRecords, ApiKey.DescribeCluster, ApiKey.DescribeLogDirs, ...FORWARDED.keys(),
   ApiKey.InitProducerId,
   ...GROUP_APIS,
 ];
@@ -115,6 +118,9 @@ export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
         return deps.replicas.offsetForLeaderEpoch(parseOffsetForLeaderEpochRequest(body));
       case ApiKey.DeleteRecords:
         return deps.replicas.deleteRecords(parseDeleteRecordsRequest(body));
+      case ApiKey.DescribeLogDirs:
+        if (!deps.logDirs) throw new SluiceError(Errors.UNKNOWN_SERVER_ERROR, 'this broker does not describe its logs');
+        return deps.logDirs(parseDescribeLogDirsRequest(body));
       case ApiKey.InitProducerId: {
         const init = parseInitProducerIdRequest(body);
         if (!deps.producerIds) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker hands out no producer ids');

@@ -23,7 +23,8 @@ import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../net/limits.
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../replication/replica-manager.js';
 import { BROKER_ENDPOINT, replicaLinkFactory } from '../replication/replica-fetcher.js';
 import { BrokerLifecycle } from './broker-lifecycle.js';
-import { brokerResponseEncoder, createBrokerApi, type ControllerCall } from './broker-api.js';
+import { brokerResponseEncoder, createBrokerApi, type BrokerApiDeps, type ControllerCall } from './broker-api.js';
+import { describeLogDirs } from './log-dirs.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
 import type { RequestHandler } from '../net/server-connection.js';
@@ -121,8 +122,9 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
-  const apiDeps = {
+  const apiDeps: BrokerApiDeps = {
     image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
+    logDirs: (req) => describeLogDirs(logs, req),
     producerIds: new ProducerIdManager({
       brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
     }),

@@ -42,7 +42,11 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
 ]);
 
 /** The broker's log defaults and its log manager's settings (timers, tail cache): both go to --log-config. */
-const LOG_KEYS: ReadonlySet<string> = new Set([...LOG_CONFIG_KEYS.map((k) => k.brokerKey), ...LOG_MANAGER_CONFIG_KEYS.map((k) => k.brokerKey)]);
+const LOG_KEYS: ReadonlySet<string> = new Set([
+  ...LOG_CONFIG_KEYS.map((k) => k.brokerKey), ...LOG_MANAGER_CONFIG_KEYS.map((k) => k.brokerKey),
+  // The per-log and cleaner settings that are not integers (log-config.ts parses them itself).
+  'log.cleanup.policy', 'log.cleaner.min.cleanable.ratio', 'log.cleaner.enable',
+]);
 
 /** Parses .properties text: key=value (or key: value) lines; # and ! start comments. */
 export function parseProperties(text: string, file: string): Map<string, string> {

@@ -11,8 +11,10 @@
 //   - gauges computed on scrape from the live objects (MetricsSources): the
 //     metadata image (under-replicated and offline partitions), the Raft
 //     status (term, metadata lag), the controller (active 0/1), the replica
-//     manager (leader count, purgatory sizes) and the group coordinator
-//     (consumer lag). Scrape-time gauges cost nothing between scrapes.
+//     manager (leader count, purgatory sizes), the group coordinator
+//     (consumer lag) and the log cleaner (its totals, last clean, and the
+//     largest dirty ratio of the compacted logs). Scrape-time gauges cost
+//     nothing between scrapes.
 //
 // Label values are bounded: api names come from the API table (unknown keys
 // are 'unknown'), topics are counted only for partitions the broker served
@@ -30,6 +32,7 @@ import type { MetadataStateMachine } from '../metadata/state-machine.js';
 import type { RaftNode } from '../raft-node/node.js';
 import type { QuorumController } from '../controller/service/quorum-controller.js';
 import type { Broker } from './broker.js';
+import type { CleanerStats } from '../storage/log-cleaner.js';
 
 const PREFIX = 'sluice_';
 
@@ -56,6 +59,8 @@ export interface BrokerView {
   readonly purgatorySizes: () => { readonly produce: number; readonly fetch: number };
   /** Consumer lag per group this broker coordinates (messages). */
   readonly groupLags: () => Iterable<{ readonly groupId: string; readonly lag: number }>;
+  /** The log cleaner's totals and the largest dirty ratio; absent when log.cleaner.enable is false. */
+  readonly cleaner?: () => { readonly stats: CleanerStats; readonly maxDirtyRatio: number };
 }
 
 export interface MetricsSources {
@@ -134,6 +139,7 @@ export function nodeSources(parts: {
       leaderCount: () => broker.replicas.leaderCount,
       purgatorySizes: () => broker.replicas.purgatorySizes,
       groupLags: () => consumerGroupLags(broker.groups.committedOffsets(), (t, p) => broker.replicas.partition(t, p)?.log.highWatermark),
+      ...(broker.logs.cleaner ? { cleaner: () => ({ stats: broker.logs.cleaner!.stats, maxDirtyRatio: broker.logs.cleaner!.maxDirtyRatio() }) } : {}),
     },
   };
 }
@@ -336,9 +342,36 @@ export class NodeMetrics {
       g.set({ purgatory: 'produce' }, sizes.produce);
       g.set({ purgatory: 'fetch' }, sizes.fetch);
     }, ['purgatory']);
+    this.defineCleanerGauges(gauge);
     gauge<'group'>('consumer_group_lag', 'Per group this broker coordinates: sum over its partitions of high watermark - committed offset', (g, s) => {
       g.reset();
       for (const { groupId, lag } of s.broker?.groupLags() ?? []) g.set({ group: groupId }, lag);
     }, ['group']);
+  }
+
+  /**
+   * The log cleaner's totals are kept by the cleaner (one owner per fact) and
+   * exposed at scrape; they only grow, so they carry _total names.
+   */
+  private defineCleanerGauges(gauge: <L extends string>(name: string, help: string, collect: (g: Gauge<L>, s: MetricsSources) => void, labelNames?: L[]) => void): void {
+    const fromStats = (name: string, help: string, value: (st: CleanerStats) => number | null): void => {
+      gauge(name, help, (g, s) => {
+        const c = s.broker?.cleaner?.();
+        const v = c === undefined ? null : value(c.stats);
+        if (v !== null) g.set(v);
+      });
+    };
+    fromStats('log_cleaner_runs_total', 'Cleans the log cleaner finished on this broker', (st) => st.runs);
+    fromStats('log_cleaner_aborted_total', 'Cleans given up because the log was truncated, retained, deleted or closed meanwhile', (st) => st.aborted);
+    fromStats('log_cleaner_failures_total', 'Cleans that failed (the log is then left uncleanable until restart)', (st) => st.failed);
+    fromStats('log_cleaner_bytes_read_total', 'Segment bytes the log cleaner read', (st) => st.bytesRead);
+    fromStats('log_cleaner_bytes_written_total', 'Cleaned segment bytes the log cleaner wrote', (st) => st.bytesWritten);
+    fromStats('log_cleaner_records_removed_total', 'Records the log cleaner removed (superseded values, expired tombstones)', (st) => st.recordsRemoved);
+    fromStats('log_cleaner_last_clean_timestamp_seconds', 'When the last clean finished (Unix seconds)', (st) => (st.lastCleanMs === null ? null : st.lastCleanMs / 1000));
+    fromStats('log_cleaner_last_clean_duration_seconds', 'How long the last clean took, slices and throttle waits included', (st) => (st.lastDurationMs === null ? null : st.lastDurationMs / 1000));
+    gauge('log_cleaner_max_dirty_ratio', 'Largest dirty ratio among this broker\'s compacted logs (dirty bytes / cleanable bytes)', (g, s) => {
+      const c = s.broker?.cleaner?.();
+      if (c !== undefined) g.set(c.maxDirtyRatio);
+    });
   }
 }

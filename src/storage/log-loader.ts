@@ -10,7 +10,7 @@
 //   removed (durably) before the log accepts writes, so a later crash is
 //   never mistaken for a clean stop.
 // - Otherwise every segment from the one holding the recovery point on is
-//   re-read and each batch checked (structure, CRC, contiguous offsets,
+//   re-read and each batch checked (structure, CRC, increasing offsets,
 //   non-decreasing leader epochs). At the first
 //   bad or torn batch the segment is truncated and all later segments are
 //   deleted: the log ends at the last intact batch, and garbage bytes are
@@ -18,8 +18,11 @@
 // - A segment whose index files are missing or fail their sanity check, or
 //   whose tail does not agree with its index, is recovered the same way
 //   (indexes are derived data and always rebuildable).
-// - Segments must follow each other without gap or overlap; a segment that
-//   does not start where its predecessor ends is deleted with all later ones.
+// - An interrupted cleaner swap is finished or undone first, by the suffixes
+//   it left (`.cleaned`, `.swap`, `.deleted`; segment-swap.ts).
+// - Segments must follow each other without overlap (gaps are allowed: the
+//   cleaner leaves them); a segment that starts before its predecessor ends
+//   is deleted with all later ones.
 // - The leader-epoch cache is loaded from its checkpoint, or rebuilt from the
 //   batch headers if the file is missing or malformed; it is then cut to the
 //   recovered log's range.
@@ -38,6 +41,7 @@ import { removeIfExists } from '../util/fs-util.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
 import { LOG_FILE_SUFFIX, LogSegment, SEGMENT_FILE_SUFFIXES, parseSegmentFileName, segmentFileName } from './segment.js';
+import { recoverInterruptedSwap } from './segment-swap.js';
 
 export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
 
@@ -68,6 +72,8 @@ export function loadLog(p: LoadParams): LoadedLog {
   fs.mkdirSync(p.dir, { recursive: true });
   const marker = path.join(p.dir, CLEAN_SHUTDOWN_FILE);
   const hadCleanShutdown = fs.existsSync(marker);
+  const swap = recoverInterruptedSwap(p.dir);
+  if (swap !== null) p.logger.warn({ dir: p.dir, outcome: swap }, 'recovered an interrupted segment swap of the log cleaner');
   const { cache, rebuild } = loadEpochCache(p);
   const state = { recovered: [] as LogSegment[], truncatedBytes: 0 };
   const bases = listSegmentBases(p.dir);
@@ -157,8 +163,8 @@ function openSegments(
   for (let i = 0; i < bases.length; i++) {
     const base = bases[i]!;
     const prev = segments[segments.length - 1];
-    if (prev !== undefined && base !== prev.nextOffset) {
-      p.logger.warn({ segment: base, previousEnd: prev.nextOffset }, 'segment does not start where its predecessor ends; deleting it and later segments');
+    if (prev !== undefined && base < prev.nextOffset) {
+      p.logger.warn({ segment: base, previousEnd: prev.nextOffset }, 'segment starts before its predecessor ends; deleting it and later segments');
       deleteSegmentFiles(p.dir, bases.slice(i));
       break;
     }

@@ -3,7 +3,9 @@
 // and deletes logs, keeps the three offset checkpoint files of the data
 // directory, and — this is the shell — runs retention, flush checks and
 // checkpoints on timers. The retention decision itself is the pure
-// decideRetention (retention.ts) applied by each PartitionLog.
+// decideRetention (retention.ts) applied by each PartitionLog. The log
+// cleaner (log-cleaner.ts), which compacts logs with cleanup.policy=compact,
+// is owned here too and runs on the injected Scheduler once start() is called.
 //
 // Directory names: topic names may contain '-' and '.', partitions are
 // decimal, so a name is split on its LAST '-'. Other entries are ignored, and
@@ -21,7 +23,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SystemClock, type Clock } from '../util/clock.js';
+import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import {
@@ -36,6 +38,8 @@ import { fsyncDir } from '../util/fs-util.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, NEVER, type LogConfig, type LogManagerConfig } from './log-config.js';
 import { TailCache } from './tail-cache.js';
 import { PartitionLog } from './partition-log.js';
+import { LogCleaner, type LogCleanerStatus } from './log-cleaner.js';
+import type { SwapHook } from './segment-swap.js';
 
 export const METADATA_TOPIC = '__cluster_metadata';
 const TOPIC_NAME_PATTERN = /^[a-zA-Z0-9._-]{1,249}$/;
@@ -77,7 +81,11 @@ export interface LogManagerOptions {
   /** Which topics' directories this manager owns; default: all but the metadata log. */
   isManagedTopic?: (topic: string) => boolean;
   clock?: Clock;
+  /** Timers of the log cleaner; default real timers. */
+  scheduler?: Scheduler;
   logger?: Logger;
+  /** Tests: called between the steps of every cleaner swap (segment-swap.ts). */
+  cleanerSwapHook?: SwapHook;
 }
 
 export interface ManagedLog extends TopicPartition {
@@ -100,6 +108,8 @@ export class LogManager {
   private deletions = 0;
   private checkpointScheduled: Promise<void> | undefined;
   private closed = false;
+  /** Null when log.cleaner.enable is false. */
+  readonly cleaner: LogCleaner | null;
 
   private constructor(opts: LogManagerOptions) {
     this.dataDir = opts.dataDir;
@@ -110,6 +120,21 @@ export class LogManager {
     this.logger = (opts.logger ?? silentLogger).child({ component: 'log-manager' });
     this.isManagedTopic = opts.isManagedTopic ?? ((topic) => topic !== METADATA_TOPIC);
     this.topicConfig = opts.topicConfig ?? (() => ({}));
+    this.cleaner = this.managerConfig.cleanerEnable === 0 ? null : new LogCleaner({
+      dataDir: this.dataDir,
+      config: this.managerConfig,
+      clock: this.clock,
+      scheduler: opts.scheduler ?? SystemScheduler,
+      logger: this.logger.child({ component: 'log-cleaner' }),
+      logs: () => this.logs.values(),
+      ...(opts.cleanerSwapHook ? { swapHook: opts.cleanerSwapHook } : {}),
+    });
+  }
+
+  /** What the cleaner knows of one log (null: no such log, or the cleaner is off). */
+  cleanerStatus(topic: string, partition: number): LogCleanerStatus | null {
+    const m = this.logs.get(partitionDirName(topic, partition));
+    return m === undefined || this.cleaner === null ? null : this.cleaner.status(m);
   }
 
   /** Opens (recovering as needed) every partition log under `opts.dataDir`. */
@@ -208,6 +233,7 @@ export class LogManager {
     const name = partitionDirName(topic, partition);
     const managed = this.logs.get(name);
     if (managed === undefined) return false;
+    this.cleaner?.forget(topic, partition);
     managed.log.closeForDelete();
     this.logs.delete(name);
     const doomed = path.join(this.dataDir, `${name}.${this.clock.nowMs()}.${this.deletions++}${DELETE_DIR_SUFFIX}`);
@@ -245,6 +271,8 @@ export class LogManager {
     for (const m of this.logs.values()) {
       if (m.topic === topic) m.log.updateConfig({ ...this.brokerConfig, ...overrides });
     }
+    // A topic just made compact (or given a lower dirty ratio) should not wait out the cleaner's backoff.
+    this.cleaner?.wakeUp();
   }
 
   // ---- periodic work (each also callable directly) ---------------------------
@@ -299,6 +327,7 @@ export class LogManager {
     this.every(c.flushOffsetCheckpointIntervalMs, 'recovery-point checkpoint', () => this.checkpointRecoveryPoints());
     this.every(c.flushStartOffsetCheckpointIntervalMs, 'log-start-offset checkpoint', () => this.checkpointLogStartOffsets());
     this.every(c.highWatermarkCheckpointIntervalMs, 'high-watermark checkpoint', () => this.checkpointHighWatermarks());
+    this.cleaner?.start();
   }
 
   private every(intervalMs: number, what: string, task: () => unknown): void {
@@ -317,6 +346,7 @@ export class LogManager {
   stop(): void {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    this.cleaner?.stop();
   }
 
   /** Stops the timers, closes every log cleanly, and writes the checkpoints. */

@@ -16,6 +16,16 @@
 //   segments[0].baseOffset <= logStartOffset <= highWatermark <= LEO,
 //   recoveryPoint <= LEO, LEO === active segment's nextOffset,
 //   and the segments hold offsets in order, each batch whole and valid.
+//   Offsets increase but need not be contiguous: the log cleaner drops whole
+//   batches and leaves gaps (docs/compaction.md); a read at an offset in a
+//   gap returns the next batch after it.
+// The log cleaner (log-cleaner.ts) works on closed segments across many
+// event-loop turns. Anything that removes or replaces segments (truncation,
+// retention, a swap) bumps `structureVersion`; a clean that sees it move
+// gives up before its swap, so it never races truncation or retention. The
+// swap itself (replaceSegments, segment-swap.ts) is one synchronous step, and
+// the replaced segments' descriptors outlive it until their pending I/O ends,
+// so no read ever meets a half-swapped log.
 // An append either completes or leaves the log as it was: validation happens
 // before any byte is written, and a failed write leaves the segment's size
 // unchanged (the stray bytes past it are never read).
@@ -31,10 +41,11 @@ import { validateAppend, type IncomingBatch } from './append-validation.js';
 import { fsyncDir, fsyncDirAsync } from '../util/fs-util.js';
 import type { EpochEntry } from './checkpoint.js';
 import { type EpochEndOffset, type LeaderEpochCache } from './leader-epoch-cache.js';
-import { DEFAULT_LOG_CONFIG, validateLogConfig, type LogConfig } from './log-config.js';
+import { DEFAULT_LOG_CONFIG, deletesByRetention, validateLogConfig, type LogConfig } from './log-config.js';
 import { CLEAN_SHUTDOWN_FILE, loadLog } from './log-loader.js';
 import { decideRetention, type SegmentSummary } from './retention.js';
 import { LogSegment } from './segment.js';
+import { swapSegments, type SwapHook } from './segment-swap.js';
 import type { LogTail, TailCache } from './tail-cache.js';
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -110,6 +121,8 @@ export class PartitionLog {
   private lastFlushMs: number;
   /** Bumped by every truncation, so a background flush begun before one cannot move the recovery point. */
   private truncations = 0;
+  /** Bumped whenever segments are removed or replaced (truncation, retention, a cleaner swap); see the header. */
+  private _structureVersion = 0;
   /** Background flushes of rolled segments, run one after another so the recovery point moves in order. */
   private flushChain: Promise<void> = Promise.resolve();
   private closed = false;
@@ -201,6 +214,47 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]!;
   }
 
+  get structureVersion(): number {
+    return this._structureVersion;
+  }
+
+  /** The closed segments, oldest first (the cleaner's input; never the active one). Storage-internal. */
+  closedSegments(): readonly LogSegment[] {
+    return this.segments.slice(0, -1);
+  }
+
+  /** The active segment's base offset: nothing at or past it is ever cleaned. */
+  get activeSegmentBaseOffset(): number {
+    return this.active.baseOffset;
+  }
+
+  /**
+   * The cleaner's swap (Kafka's replaceSegments): `old`, consecutive closed
+   * segments of this log, give way to `cleaned`, which holds their surviving
+   * batches under the first one's base offset. Crash-safe through the file
+   * renames of segment-swap.ts; `hook` lets a test crash between its steps.
+   */
+  replaceSegments(old: readonly LogSegment[], cleaned: LogSegment, hook?: SwapHook): void {
+    this.ensureOpen();
+    const at = this.segments.indexOf(old[0]!);
+    assert(at >= 0 && old.length > 0 && old.every((s, i) => this.segments[at + i] === s) && at + old.length < this.segments.length,
+      'replaceSegments: not consecutive closed segments of this log');
+    assert(cleaned.baseOffset === old[0]!.baseOffset && cleaned.nextOffset <= old[old.length - 1]!.nextOffset,
+      'replaceSegments: cleaned segment outside the range it replaces');
+    this.beforeChange();
+    this._structureVersion++;
+    try {
+      swapSegments(this.dir, old, cleaned, hook);
+    } catch (err) {
+      throw storageError(err, `segment swap in ${this.dir}`);
+    }
+    this.segments.splice(at, old.length, cleaned);
+    // Not close(): that would write their index files over the new segment's names.
+    for (const s of old) s.release();
+    // Swapped-in bytes were fsynced before the swap (segment-swap.ts).
+    this.checkInvariants();
+  }
+
   segmentInfos(): SegmentInfo[] {
     return this.segments.map((s) => ({ baseOffset: s.baseOffset, nextOffset: s.nextOffset, sizeBytes: s.sizeBytes, maxTimestamp: s.maxTimestamp }));
   }
@@ -241,7 +295,8 @@ export class PartitionLog {
 
   /**
    * Follower append: batches already stamped by the leader, which must start
-   * exactly at the LEO and be contiguous (else OFFSET_OUT_OF_RANGE) with leader
+   * at or after the LEO and follow each other in offset order, gaps allowed
+   * (compaction), else OFFSET_OUT_OF_RANGE; with leader
    * epochs that never go below the log's latest (else FENCED_LEADER_EPOCH).
    * An empty buffer is a no-op.
    */
@@ -252,8 +307,9 @@ export class PartitionLog {
     let expected = this._logEndOffset;
     let epoch = this.epochCache.latestEpoch();
     for (const b of incoming) {
-      if (b.baseOffset !== expected) {
-        throw new SluiceError(Errors.OFFSET_OUT_OF_RANGE, `follower batch at offset ${b.baseOffset}, expected ${expected}`,
+      // At or after: a compacted leader's log has gaps where the cleaner dropped batches.
+      if (b.baseOffset < expected) {
+        throw new SluiceError(Errors.OFFSET_OUT_OF_RANGE, `follower batch at offset ${b.baseOffset}, expected at least ${expected}`,
           { logStartOffset: this._logStartOffset, logEndOffset: this._logEndOffset, baseOffset: b.baseOffset });
       }
       if (b.leaderEpoch >= 0 && b.leaderEpoch < epoch) {
@@ -554,6 +610,7 @@ export class PartitionLog {
     }
     this.beforeChange();
     this.truncations++;
+    this._structureVersion++;
     this.dropTail();
     const keep = this.floorSegmentIndex(offset);
     for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
@@ -572,6 +629,7 @@ export class PartitionLog {
     this.ensureOpen();
     assert(Number.isSafeInteger(offset) && offset >= 0, `truncateFullyAndStartAt(${offset})`);
     this.truncations++;
+    this._structureVersion++;
     this.dropTail();
     for (const s of this.segments) s.deleteFiles();
     this.segments = [LogSegment.create(this.dir, offset, this.config)];
@@ -643,12 +701,14 @@ export class PartitionLog {
         largestTimestampMs: i < this.segments.length - 1 ? s.largestTimestampMs() : Number.MAX_SAFE_INTEGER,
       })),
       nowMs: this.clock.nowMs(),
-      retentionMs: this.config.retentionMs,
-      retentionBytes: this.config.retentionBytes,
+      // cleanup.policy=compact alone: the log cleaner decides what goes, retention only follows the log start offset.
+      retentionMs: deletesByRetention(this.config) ? this.config.retentionMs : -1,
+      retentionBytes: deletesByRetention(this.config) ? this.config.retentionBytes : -1,
       logStartOffset: this._logStartOffset,
       highWatermark: this._highWatermark,
     });
     if (decision.deleteCount > 0) {
+      this._structureVersion++;
       const gone = this.segments.splice(0, decision.deleteCount);
       for (const s of gone) s.deleteFiles();
       this.logger.info({ dir: this.dir, segments: gone.map((s) => s.baseOffset), reason: decision.reason }, 'deleted segments');

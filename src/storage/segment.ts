@@ -7,12 +7,14 @@
 // live in memory and are persisted on roll, flush and close (index-file.ts).
 //
 // Invariants:
-// - bytes [0, sizeBytes) of the file are whole, valid batches with contiguous
-//   offsets starting at baseOffset (each batch begins where the previous one
-//   ended) and non-decreasing leader epochs; nothing past sizeBytes is ever
-//   read (a failed write may leave bytes there; the next write overwrites them
-//   and recovery truncates them). Contiguity is what lets recovery catch a
-//   damaged base offset, which the CRC does not cover.
+// - bytes [0, sizeBytes) of the file are whole, valid batches with increasing
+//   offsets at or after baseOffset (each batch begins at or after where the
+//   previous one ended: compaction drops whole batches and leaves gaps, see
+//   docs/compaction.md) and non-decreasing leader epochs; nothing past
+//   sizeBytes is ever read (a failed write may leave bytes there; the next
+//   write overwrites them and recovery truncates them). Increasing offsets are
+//   what let recovery catch a damaged base offset that goes backwards, which
+//   the CRC does not cover.
 // - nextOffset = lastOffset + 1 of the last batch, or baseOffset when empty.
 // - every offset in the segment is < baseOffset + 2^31 (relative offsets are int32).
 // - maxTimestamp / offsetOfMaxTimestamp: the largest batch max timestamp and
@@ -93,7 +95,8 @@ export interface SegmentRead {
 type IndexedBatch = Pick<ScannedBatch, 'sizeBytes' | 'baseOffset' | 'maxTimestamp'>;
 
 export class LogSegment {
-  readonly logFile: string;
+  /** `<base>.log`, or `<base>.log.cleaned` / `.swap` while the cleaner builds and swaps it in (segment-swap.ts). */
+  private _logFile: string;
   readonly offsetIndex: OffsetIndex;
   readonly timeIndex: TimeIndex;
   private fd: number;
@@ -125,7 +128,7 @@ export class LogSegment {
     fd: number,
     sizeBytes: number,
   ) {
-    this.logFile = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX));
+    this._logFile = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX));
     this.offsetIndex = new OffsetIndex(path.join(dir, segmentFileName(baseOffset, INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
     this.timeIndex = new TimeIndex(path.join(dir, segmentFileName(baseOffset, TIME_INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
     this.fd = fd;
@@ -133,6 +136,57 @@ export class LogSegment {
     this._nextOffset = baseOffset;
     this._offsetOfMaxTimestamp = baseOffset;
     this.unsynced = true;
+  }
+
+  get logFile(): string {
+    return this._logFile;
+  }
+
+  /**
+   * A new, empty segment the log cleaner fills: its log file is
+   * `<base>.log<suffix>` until renamed (renameLogFile), and its indexes stay
+   * in memory until it is swapped in, because the index files of that name
+   * still belong to the segment it replaces.
+   */
+  static createCleaned(dir: string, baseOffset: number, config: Readonly<LogConfig>, suffix: string): LogSegment {
+    const file = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX) + suffix);
+    const fd = fs.openSync(file, 'w+');
+    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
+    seg._logFile = file;
+    return seg;
+  }
+
+  /** Renames the log file to `<base>.log<suffix>` ('' for the live name); the descriptor stays valid. */
+  renameLogFile(suffix: string): void {
+    const to = path.join(this.dir, segmentFileName(this.baseOffset, LOG_FILE_SUFFIX) + suffix);
+    fs.renameSync(this._logFile, to);
+    this._logFile = to;
+  }
+
+  /**
+   * Lets go of the segment without writing anything: its files were renamed
+   * away by a swap (or it was a cleaned segment given up). The descriptor
+   * closes once pending background I/O ends, so a flush in flight still works.
+   */
+  release(): void {
+    this.closeRequested = true;
+    this.maybeCloseFd();
+  }
+
+  /** Timestamp segment.ms and max.compaction.lag.ms count from (first append's clock time, or the first batch's timestamp after a reopen); null when empty. */
+  get firstBatchTimestampMs(): number | null {
+    return this.rollBaseMs;
+  }
+
+  /**
+   * Whole batches from `position` (a batch boundary): as many as fit in
+   * `maxBytes`, at least one; empty at the end. The cleaner's read path.
+   */
+  readBatchesFrom(position: number, maxBytes: number): Buffer {
+    if (position >= this._sizeBytes) return EMPTY;
+    const header = this.readFile(position, Math.min(LOG_OVERHEAD_BYTES, this._sizeBytes - position));
+    const first = LOG_OVERHEAD_BYTES + header.readInt32BE(BATCH_LENGTH_OFFSET);
+    return this.read(position, first, maxBytes, this._sizeBytes).records;
   }
 
   /** The file is known to be on disk as it is (the last run fsynced it and closed cleanly). */
@@ -200,8 +254,8 @@ export class LogSegment {
    */
   append(buf: Buffer, start: number, end: number, batches: readonly AppendBatch[], nowMs: number): void {
     const last = batches[batches.length - 1];
-    assert(last !== undefined && batches[0]!.baseOffset === this._nextOffset && last.lastOffset - this.baseOffset <= RELATIVE_OFFSET_MAX,
-      'append: batches must start at the segment end and fit int32 relative offsets');
+    assert(last !== undefined && batches[0]!.baseOffset >= this._nextOffset && last.lastOffset - this.baseOffset <= RELATIVE_OFFSET_MAX,
+      'append: batches must start at or after the segment end and fit int32 relative offsets');
     const position = this._sizeBytes;
     this.unsynced = true;
     writeFully(this.fd, buf, start, end - start, position);
@@ -344,8 +398,8 @@ export class LogSegment {
     this._nextOffset = last.offset;
     const scanner = new FileBatchScanner(this.fd, last.position, this._sizeBytes, false);
     for (let b = scanner.next(); b !== null; b = scanner.next()) {
-      if (b.baseOffset !== this._nextOffset) {
-        return `segment ${this.baseOffset}: batch at ${b.position} has base offset ${b.baseOffset}, expected ${this._nextOffset}`;
+      if (b.baseOffset < this._nextOffset) {
+        return `segment ${this.baseOffset}: batch at ${b.position} has base offset ${b.baseOffset}, expected at least ${this._nextOffset}`;
       }
       if (b.maxTimestamp > this._maxTimestamp) {
         this._maxTimestamp = b.maxTimestamp;
@@ -383,8 +437,8 @@ export class LogSegment {
     let maxEpoch = -1;
     let problem: string | null = null;
     for (let b = scanner.next(); b !== null; b = scanner.next()) {
-      if (b.baseOffset !== this._nextOffset || b.lastOffset - this.baseOffset > RELATIVE_OFFSET_MAX) {
-        problem = `batch at ${b.position} has offsets [${b.baseOffset}, ${b.lastOffset}], expected to start at ${this._nextOffset}`;
+      if (b.baseOffset < this._nextOffset || b.lastOffset - this.baseOffset > RELATIVE_OFFSET_MAX) {
+        problem = `batch at ${b.position} has offsets [${b.baseOffset}, ${b.lastOffset}], expected to start at or after ${this._nextOffset}`;
         break;
       }
       if (b.leaderEpoch >= 0 && b.leaderEpoch < maxEpoch) {

@@ -31,3 +31,70 @@ export class ManualClock implements Clock {
     this.wallMs = wallMs;
   }
 }
+
+/**
+ * Timers, injected like the clock: a shell that waits asks a Scheduler, so a
+ * test can run its timers by hand (ManualScheduler) instead of sleeping.
+ */
+export interface Scheduler {
+  /** Runs `fn` once after `delayMs` (0: on a later event-loop turn, never synchronously); returns a cancel function. */
+  schedule(delayMs: number, fn: () => void): () => void;
+}
+
+/** setTimeout longer than this fires at once (Node's limit); longer delays are clamped to it. */
+const TIMER_DELAY_MAX_MS = 2 ** 31 - 1;
+
+/**
+ * Real timers, unref'd: a pending one never keeps the process alive.
+ * A zero delay uses setImmediate, so slices of background work let I/O
+ * callbacks (the request path) run between them.
+ */
+export const SystemScheduler: Scheduler = {
+  schedule(delayMs, fn) {
+    if (delayMs <= 0) {
+      const immediate = setImmediate(fn);
+      immediate.unref();
+      return () => clearImmediate(immediate);
+    }
+    const timer = setTimeout(fn, Math.min(delayMs, TIMER_DELAY_MAX_MS));
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** Timers that run only when a test advances them (with the ManualClock it owns). */
+export class ManualScheduler implements Scheduler {
+  private readonly pending: { at: number; seq: number; fn: () => void }[] = [];
+  private seq = 0;
+  constructor(readonly clock: ManualClock = new ManualClock()) {}
+
+  schedule(delayMs: number, fn: () => void): () => void {
+    const entry = { at: this.clock.monotonicMs() + Math.max(0, delayMs), seq: this.seq++, fn };
+    this.pending.push(entry);
+    return () => {
+      const i = this.pending.indexOf(entry);
+      if (i >= 0) this.pending.splice(i, 1);
+    };
+  }
+
+  get size(): number {
+    return this.pending.length;
+  }
+
+  /** Runs due timers, moving the clock to each, until none is due within `ms` from now or `maxRuns` ran; returns how many ran. */
+  advance(ms: number, maxRuns = 1_000_000): number {
+    const until = this.clock.monotonicMs() + ms;
+    let runs = 0;
+    while (runs < maxRuns) {
+      this.pending.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.pending[0];
+      if (next === undefined || next.at > until) break;
+      this.pending.shift();
+      if (next.at > this.clock.monotonicMs()) this.clock.advance(next.at - this.clock.monotonicMs());
+      next.fn();
+      runs++;
+    }
+    if (until > this.clock.monotonicMs()) this.clock.advance(until - this.clock.monotonicMs());
+    return runs;
+  }
+}

@@ -37,6 +37,7 @@ describe('chaos: short profile on real clusters', function () {
       expect(r.stats!.sendsOk, 'acknowledged records').to.be.greaterThan(0);
       expect(r.stats!.acksChecked, 'acknowledged records checked at their offsets').to.be.greaterThan(0);
       expect(r.faultsInjected, 'faults injected').to.be.greaterThan(0);
+      expect(r.stats!.compactedKeysChecked, 'keys of the compacted topic checked against their last acknowledged write').to.be.greaterThan(0);
       fs.rmSync(dir, { recursive: true, force: true });
     });
   }

@@ -418,3 +418,40 @@ describe('chaos history file', () => {
     expect(dirty.length).to.be.lessThan(20);
   });
 });
+
+describe('chaos checker: compacted partitions', () => {
+  /** Keys a, b written twice each at offsets 0..3; a compacted final log keeps the last of each (offsets 2 and 3). */
+  const sends = (): SendOp[] => [
+    send('a1', 0, 0, { key: 'a' }), send('b1', 1, 1, { key: 'b' }), send('a2', 2, 2, { key: 'a' }), send('b2', 3, 3, { key: 'b' }),
+  ];
+  const compactedPart = (records: StoredRecord[]): FinalPartition => ({
+    topic: T, partition: 0, leader: 1, isr: [1, 2, 3], highWatermark: 4, logStartOffset: 0, records, compacted: true,
+    replicaDigests: [1, 2, 3].map((nodeId) => ({ nodeId, digest: 'keys' })),
+  });
+  const rec = (offset: number, key: string, value: string): StoredRecord => ({ offset, key, value, leaderEpoch: 1 });
+
+  it('passes when each key ends with its last acknowledged write, though superseded values are gone', () => {
+    const r = check([...sends(), read([0, 1], ['a1', 'b1'])], finalOf([compactedPart([rec(2, 'a', 'a2'), rec(3, 'b', 'b2')])]));
+    expect(r.anomalies).to.deep.equal([]);
+    expect(r.stats.compactedKeysChecked).to.equal(2);
+    expect(r.stats.compactedAcksRemoved).to.equal(2);
+  });
+
+  it('finds a key whose final value is an older write (compaction kept the wrong one)', () => {
+    const r = check(sends(), finalOf([compactedPart([rec(0, 'a', 'a1'), rec(3, 'b', 'b2')])]));
+    expect(types(r)).to.deep.equal(['compacted-value']);
+  });
+
+  it('finds a key that compaction lost altogether', () => {
+    const r = check(sends(), finalOf([compactedPart([rec(2, 'a', 'a2')])]));
+    expect(types(r)).to.deep.equal(['compacted-value']);
+  });
+
+  it('accepts a later write of the key whose outcome was unknown, but not one that definitely failed', () => {
+    const later = send('a3', 4, undefined, { key: 'a', outcome: { type: 'unknown', error: 'REQUEST_TIMED_OUT' } });
+    const final = finalOf([{ ...compactedPart([rec(3, 'b', 'b2'), rec(4, 'a', 'a3')]), highWatermark: 5 }]);
+    expect(check([...sends(), later], final).anomalies).to.deep.equal([]);
+    const failed = { ...later, outcome: { type: 'fail' as const, error: 'MESSAGE_TOO_LARGE' } };
+    expect(types(check([...sends(), failed], final))).to.include('compacted-value');
+  });
+});

@@ -18,7 +18,13 @@
 //   non-monotonic-read   within one (session, generation, topic, partition) read offsets increase,
 //                        except after a seek (then they start at the seek offset)
 //   commit-regress       a group's ok commits for one partition never go below an earlier one
-//   divergence           every ISR replica's digest equals the leader's
+//   divergence           every ISR replica's digest equals the leader's (for a compacted partition the
+//                        digest is of the replica's last value per key: each replica compacts its own log)
+//   compacted-value      compacted partitions: read from the beginning, the final value of every key is
+//                        its last acknowledged write (the ok send with the highest offset) or a later
+//                        write of that key that did not definitely fail; lost-write is not checked there
+//                        (compaction removes superseded values) and a read offset the final log no longer
+//                        holds is not an inconsistent-offset
 //   split-leadership     no two brokers acked records of one partition stored with one leader epoch
 //   split-controller     no two nodes became active controller in one Raft term
 //
@@ -95,6 +101,10 @@ export interface CheckStats {
   readonly foreignValues: number;
   /** ISR members with no digest in replicaDigests. */
   readonly digestsMissing: number;
+  /** Keys of compacted partitions whose final value was checked against their last acknowledged write. */
+  readonly compactedKeysChecked: number;
+  /** Ok sends to compacted partitions whose record compaction has removed from the final log. */
+  readonly compactedAcksRemoved: number;
 }
 
 export interface CheckResult {
@@ -147,6 +157,7 @@ class AnomalySink {
 export function check(history: readonly HistoryEntry[], final: FinalState, options: CheckOptions = {}): CheckResult {
   const ctx = buildContext(history, final, options);
   checkAcknowledged(ctx);
+  checkCompactedValues(ctx);
   checkStoredOnce(ctx);
   checkFailedAbsent(ctx);
   checkProducerOrder(ctx);
@@ -228,6 +239,7 @@ function emptyStats(): Mutable<CheckStats> {
     sendsOk: 0, sendsFailed: 0, sendsUnknown: 0, sendsFailedIndefinite: 0, unknownPresent: 0,
     acksChecked: 0, acksBelowLogStart: 0, acksWithoutOffset: 0, sendsToDeletedTopics: 0,
     reads: 0, recordsRead: 0, seeks: 0, commits: 0, partitions: 0, finalRecords: 0, foreignValues: 0, digestsMissing: 0,
+    compactedKeysChecked: 0, compactedAcksRemoved: 0,
   };
 }
 
@@ -298,6 +310,10 @@ function checkAcknowledged(ctx: Ctx): void {
     if (op.outcome.type !== 'ok' || ctx.deletedTopics.has(op.topic)) continue;
     const name = tpName(op.topic, op.partition);
     const p = ctx.partitions.get(tpKey(op.topic, op.partition));
+    if (p?.fp.compacted === true) {
+      if (op.offset !== undefined && p.byOffset.get(op.offset)?.value !== op.value) ctx.stats.compactedAcksRemoved++;
+      continue;
+    }
     const who = `value ${show(op.value)} (producer ${op.producer} seq ${op.seq})`;
     if (!p) {
       ctx.out.add('lost-write', op.value, `${name}: ${who} was acknowledged at offset ${op.offset ?? '?'} but the partition is absent from the final state`);
@@ -321,6 +337,46 @@ function checkAcknowledged(ctx: Ctx): void {
     const found = rec ? `holds ${show(rec.value)} there` : `has no record there (log ${p.fp.logStartOffset}..${p.fp.highWatermark})`;
     ctx.out.add('lost-write', op.value,
       `${name}@${op.offset}: ${who} was acknowledged at offset ${op.offset}; the final log ${found}; the value is ${where(ctx.locations.get(op.value))}`);
+  }
+}
+
+/**
+ * compacted-value: per compacted partition and key, the last record of the key
+ * in the final log must be at or after the key's last acknowledged write (the
+ * ok send with the highest offset): exactly that write at its offset, or a
+ * later write of the same key that did not definitely fail. A key with an ok
+ * send must be present (the workload writes no tombstones).
+ */
+function checkCompactedValues(ctx: Ctx): void {
+  const lastAck = new Map<string, SendOp>();
+  for (const op of ctx.sends) {
+    if (op.key === undefined || op.outcome.type !== 'ok' || op.offset === undefined || ctx.deletedTopics.has(op.topic)) continue;
+    if (ctx.partitions.get(tpKey(op.topic, op.partition))?.fp.compacted !== true) continue;
+    const k = `${tpKey(op.topic, op.partition)}\u0000${op.key}`;
+    const prev = lastAck.get(k);
+    if (prev === undefined || prev.offset! < op.offset) lastAck.set(k, op);
+  }
+  const finalLast = new Map<string, StoredRecord>();
+  for (const fp of ctx.final.partitions) {
+    if (fp.compacted !== true) continue;
+    for (const r of fp.records) if (r.key !== undefined) finalLast.set(`${tpKey(fp.topic, fp.partition)}\u0000${r.key}`, r);
+  }
+  for (const [k, acked] of lastAck) {
+    ctx.stats.compactedKeysChecked++;
+    const name = `${tpName(acked.topic, acked.partition)} key ${show(acked.key!)}`;
+    const got = finalLast.get(k);
+    const wanted = `its last acknowledged write ${show(acked.value)} at offset ${acked.offset}`;
+    if (got === undefined) {
+      ctx.out.add('compacted-value', k, `${name}: absent from the final log; expected ${wanted}`);
+      continue;
+    }
+    if (got.offset === acked.offset && got.value === acked.value) continue;
+    const writer = ctx.sendByValue.get(got.value);
+    const laterWrite = writer !== undefined && writer.key === acked.key && writer.topic === acked.topic && writer.partition === acked.partition &&
+      got.offset > acked.offset! && classify(ctx, writer) !== 'failed';
+    if (!laterWrite) {
+      ctx.out.add('compacted-value', k, `${name}: the final value is ${show(got.value)} at offset ${got.offset}; expected ${wanted} or a later write of the key`);
+    }
   }
 }
 
@@ -418,6 +474,8 @@ function checkReadAgainstFinal(ctx: Ctx, e: ReadOp, p: PartitionIndex, r: { offs
   if (r.offset >= p.fp.logStartOffset) {
     const rec = p.byOffset.get(r.offset);
     if (rec?.value === r.value) return;
+    // Compaction removed it; only a different value at the same offset would be inconsistent.
+    if (rec === undefined && p.fp.compacted === true) return;
     const now = rec ? `the final log holds ${show(rec.value)} there` : `the final log has no record there (log ${p.fp.logStartOffset}..${p.fp.highWatermark})`;
     ctx.out.add('inconsistent-offset', key, `${at} was read as ${show(r.value)} by session ${e.session}; ${now}; the value is ${where(locs)}`);
   } else if (locs && !locs.some(sameSpot)) {

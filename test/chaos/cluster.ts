@@ -216,6 +216,8 @@ export class ChaosCluster {
       'broker.session.timeout.ms': String(o.sessionTimeoutMs),
       'offsets.topic.num.partitions': String(o.offsetsTopicPartitions),
       'offsets.topic.replication.factor': '3',
+      // The workload's compacted topic (workload.ts) should be cleaned several times within a round.
+      'log.cleaner.backoff.ms': '500',
     }, null, 2));
     const quorum = routes.filter((r) => r.id <= VOTERS).map((r) => `${r.id}@127.0.0.1:${r.controller.port}`).join(',');
     const nodes = routes.map(({ id, broker, controller }) => {

@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BrokerConnection, nodeWebSocketFactory, type Admin } from '../../src/index.js';
 import { decodeFetchedRecords } from '../../src/client/records.js';
+import { decodeRecordBatches } from '../../src/record/record-batch.js';
 import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
 import { batchSizeAt, lastOffsetOf, leaderEpochOf } from '../../src/record/batch-header.js';
 import { PartitionLog } from '../../src/storage/partition-log.js';
@@ -57,10 +58,13 @@ export async function collectFinal(cluster: ChaosCluster, partitions: readonly T
   const reads: Array<{ p: SettledPartition; hw: number; logStart: number; records: StoredRecord[] }> = [];
   for (const p of settled) reads.push({ p, ...(await readFromLeader(p)) });
   await cluster.shutdown();
+  const compacted = new Set(partitions.filter((tp) => tp.compacted === true).map((tp) => `${tp.topic}-${tp.partition}`));
   const out: FinalPartition[] = reads.map(({ p, hw, logStart, records }) => ({
     topic: p.topic, partition: p.partition, leader: p.leader, isr: p.isr, highWatermark: hw, logStartOffset: logStart, records,
+    ...(compacted.has(`${p.topic}-${p.partition}`) ? { compacted: true } : {}),
     replicaDigests: p.replicas.flatMap((nodeId) => {
-      const digest = replicaDigest(path.join(cluster.node(nodeId).dataDir, `${p.topic}-${p.partition}`), logStart, hw);
+      const dir = path.join(cluster.node(nodeId).dataDir, `${p.topic}-${p.partition}`);
+      const digest = compacted.has(`${p.topic}-${p.partition}`) ? compactedReplicaDigest(dir, hw) : replicaDigest(dir, logStart, hw);
       return digest === null ? [] : [{ nodeId, digest }];
     }),
   }));
@@ -167,7 +171,9 @@ function collectBatches(buf: Buffer, offset: number, out: StoredRecord[]): numbe
     const batch = buf.subarray(pos, pos + size);
     if (lastOffsetOf(batch) >= next) {
       const epoch = leaderEpochOf(batch);
-      for (const r of decodeFetchedRecords(batch, next)) out.push({ offset: r.offset, value: r.value?.toString('utf8') ?? '', leaderEpoch: epoch });
+      for (const r of decodeFetchedRecords(batch, next)) {
+        out.push({ offset: r.offset, value: r.value?.toString('utf8') ?? '', ...(r.key === null ? {} : { key: r.key.toString('utf8') }), leaderEpoch: epoch });
+      }
       next = lastOffsetOf(batch) + 1;
     }
     pos += size;
@@ -196,6 +202,34 @@ export function replicaDigest(dir: string, fromOffset: number, hw: number): stri
       offset = r.nextOffset;
     }
     hash.update(`to ${offset}\n`);
+    return hash.digest('hex');
+  } finally {
+    log.close();
+  }
+}
+
+/**
+ * For a compacted partition: sha256 of the replica's last value of every key
+ * below `hw` (sorted by key). Each replica compacts its own log, so their
+ * bytes differ while what a consumer reads from the beginning must not.
+ */
+export function compactedReplicaDigest(dir: string, hw: number): string | null {
+  if (!fs.existsSync(dir)) return null;
+  const log = PartitionLog.open({ dir });
+  try {
+    const last = new Map<string, string>();
+    let offset = log.logStartOffset;
+    const end = Math.min(hw, log.logEndOffset);
+    while (offset < end) {
+      const r = log.read(offset, READ_BYTES_MAX, { maxOffset: end });
+      if (r.records.length === 0) break;
+      for (const b of decodeRecordBatches(r.records)) {
+        for (const rec of b.records) if (rec.key !== null) last.set(rec.key.toString('utf8'), rec.value?.toString('utf8') ?? '');
+      }
+      offset = r.nextOffset;
+    }
+    const hash = createHash('sha256');
+    for (const k of [...last.keys()].sort()) hash.update(`${k}=${last.get(k)!}\n`);
     return hash.digest('hex');
   } finally {
     log.close();

@@ -28,6 +28,8 @@ export interface SendOp extends Timed {
   /** Send order of this producer within this partition, from 0. */
   readonly seq: number;
   readonly value: string;
+  /** The record key: set for sends to a compacted topic, whose check is per key (checker.ts compacted-value). */
+  readonly key?: string;
   readonly outcome: Outcome;
   /** With outcome ok: the offset the cluster acknowledged. */
   readonly offset?: number;
@@ -92,6 +94,8 @@ export type HistoryEntry = SendOp | ReadOp | SeekOp | CommitOp | AdminOp | Fault
 export interface StoredRecord {
   readonly offset: number;
   readonly value: string;
+  /** The record key, when it has one. */
+  readonly key?: string;
   /** The partition leader epoch of the batch that holds it. */
   readonly leaderEpoch: number;
 }
@@ -105,6 +109,12 @@ export interface FinalPartition {
   readonly highWatermark: number;
   readonly logStartOffset: number;
   readonly records: readonly StoredRecord[];
+  /**
+   * cleanup.policy=compact: superseded values are gone from `records`, and
+   * each replica compacts its own log, so the digests are of each replica's
+   * last value per key rather than of its bytes.
+   */
+  readonly compacted?: boolean;
   /** Per replica: a digest of its log's bytes below the high watermark (read from its data dir once stopped). */
   readonly replicaDigests: ReadonlyArray<{ readonly nodeId: number; readonly digest: string }>;
 }
@@ -121,7 +131,7 @@ export interface FinalState {
 }
 
 export interface Anomaly {
-  /** lost-write, duplicate, unknown-twice, failed-write-present, reorder, inconsistent-offset, non-monotonic-read, commit-regress, divergence, split-leadership, split-controller. */
+  /** lost-write, duplicate, unknown-twice, failed-write-present, reorder, inconsistent-offset, non-monotonic-read, commit-regress, divergence, split-leadership, split-controller, compacted-value. */
   readonly type: string;
   readonly detail: string;
 }

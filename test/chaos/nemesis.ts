@@ -409,7 +409,8 @@ export class Nemesis {
   }
 
   private async addPartitions(step: PlannedFault): Promise<void> {
-    const topics = this.deps.workload.topicNames;
+    // Not the compacted topic: the fault plans of the fixed seeds stay what they were before it existed.
+    const topics = this.deps.workload.topicNames.filter((t) => t !== this.deps.workload.compactedTopic);
     const topic = topics[step.pick % topics.length]!;
     let current: number;
     try {

@@ -18,6 +18,9 @@ import { AckTracer, TracingClient } from './ack-tracer.js';
 import type { WorkloadDeps } from './workload.js';
 import { LoopWorker } from './worker.js';
 
+/** Keys the producers cycle through on the compacted topic (workload.ts), so each is overwritten many times. */
+export const COMPACTED_KEYS = 8;
+
 /** Pacing granularity of the send loop. */
 const TICK_MS = 50;
 /** Errors that leave a send's fate open. */
@@ -97,7 +100,7 @@ export class ProducerWorker extends LoopWorker {
         const seq = seqs.get(key) ?? 0;
         seqs.set(key, seq + 1);
         pending.set(key, (pending.get(key) ?? 0) + 1);
-        const p = this.send(producer, name, tp.topic, tp.partition, seq).finally(() => {
+        const p = this.send(producer, name, tp.topic, tp.partition, seq, tp.compacted === true ? `k${seq % COMPACTED_KEYS}` : undefined).finally(() => {
           pending.set(key, pending.get(key)! - 1);
           inFlight.delete(p);
         });
@@ -110,17 +113,19 @@ export class ProducerWorker extends LoopWorker {
     client.close();
   }
 
-  private async send(producer: Producer, name: string, topic: string, partition: number, seq: number): Promise<void> {
+  /** `key` only for the compacted topic: its check is on the last value of each key. */
+  private async send(producer: Producer, name: string, topic: string, partition: number, seq: number, key?: string): Promise<void> {
     const value = `${name}-${topic}-${partition}-${seq}`;
+    const keyed = key === undefined ? {} : { key };
     const invokeMs = this.deps.clock();
     this.counts.sends++;
     let op: SendOp;
     try {
-      const [meta] = await producer.send({ topic, messages: [{ value, partition }] });
+      const [meta] = await producer.send({ topic, messages: [{ value, partition, ...keyed }] });
       const offset = meta && meta.offset >= 0 ? meta.offset : undefined;
       const broker = offset === undefined ? undefined : this.tracer.take(topic, partition, offset);
       op = {
-        kind: 'send', invokeMs, completeMs: this.deps.clock(), producer: name, topic, partition, seq, value, outcome: { type: 'ok' },
+        kind: 'send', invokeMs, completeMs: this.deps.clock(), producer: name, topic, partition, seq, value, ...keyed, outcome: { type: 'ok' },
         ...(offset === undefined ? {} : { offset }), ...(broker === undefined ? {} : { broker }),
       };
       this.counts.ok++;
@@ -128,7 +133,7 @@ export class ProducerWorker extends LoopWorker {
       const outcome = outcomeOf(err);
       if (outcome.type === 'fail') this.counts.failed++;
       else this.counts.unknown++;
-      op = { kind: 'send', invokeMs, completeMs: this.deps.clock(), producer: name, topic, partition, seq, value, outcome };
+      op = { kind: 'send', invokeMs, completeMs: this.deps.clock(), producer: name, topic, partition, seq, value, ...keyed, outcome };
     }
     this.deps.record(op);
   }

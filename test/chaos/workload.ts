@@ -24,6 +24,8 @@ import { LoopWorker } from './worker.js';
 export interface TopicPartition {
   readonly topic: string;
   readonly partition: number;
+  /** The topic is compacted (cleanup.policy=compact): producers write keyed records to it. */
+  readonly compacted?: boolean;
 }
 
 /** What the workers share. */
@@ -80,6 +82,14 @@ export const WORKLOAD_DEFAULTS: WorkloadShape = {
 };
 
 export const TOPIC_CONFIGS = { 'min.insync.replicas': '2' } as const;
+/**
+ * The compacted topic of the workload: small segments and a low dirty ratio,
+ * so the cleaner of every replica runs during the faults. Its producers write
+ * COMPACTED_KEYS keys over and over (workload-producer.ts).
+ */
+export const COMPACTED_TOPIC_CONFIGS = {
+  ...TOPIC_CONFIGS, 'cleanup.policy': 'compact', 'segment.bytes': '16384', 'min.cleanable.dirty.ratio': '0.05',
+} as const;
 export const REPLICATION_FACTOR = 3;
 /** Creating the workload topics and seeing every partition with a full ISR. */
 const SETUP_TIMEOUT_MS = 60_000;
@@ -115,6 +125,7 @@ export class Workload {
       consumer: { ...WORKLOAD_DEFAULTS.consumer, ...opts.consumer },
     };
     for (let t = 0; t < this.o.topics; t++) this.counts.set(`${this.o.prefix}-t${t}`, this.o.partitionsPerTopic);
+    this.counts.set(this.compactedTopic, 1);
     this.deps = {
       bootstrap: opts.bootstrap, clock: opts.clock, record: opts.record,
       partitions: () => this.partitions(), topicNames: () => [...this.counts.keys()],
@@ -128,9 +139,16 @@ export class Workload {
     this.admin = new AdminWorker(`${this.o.prefix}-adm`, this.deps, this.o.adminIntervalMs, rng.fork());
   }
 
+  /** The one compacted topic (one partition; never given more by the nemesis's partition adds, which pick -t topics). */
+  get compactedTopic(): string {
+    return `${this.o.prefix}-c0`;
+  }
+
   /** Every workload partition. */
   partitions(): TopicPartition[] {
-    return [...this.counts].flatMap(([topic, n]) => Array.from({ length: n }, (_, partition) => ({ topic, partition })));
+    return [...this.counts].flatMap(([topic, n]) => Array.from({ length: n }, (_, partition) => ({
+      topic, partition, ...(topic === this.compactedTopic ? { compacted: true } : {}),
+    })));
   }
 
   get topicNames(): string[] {
@@ -156,11 +174,13 @@ export class Workload {
     try {
       const admin = client.admin();
       await admin.createTopics({
-        topics: this.topicNames.map((topic) => ({ topic, numPartitions: this.o.partitionsPerTopic, replicationFactor: REPLICATION_FACTOR, configs: TOPIC_CONFIGS })),
+        topics: this.topicNames.map((topic) => topic === this.compactedTopic
+          ? { topic, numPartitions: 1, replicationFactor: REPLICATION_FACTOR, configs: COMPACTED_TOPIC_CONFIGS }
+          : { topic, numPartitions: this.o.partitionsPerTopic, replicationFactor: REPLICATION_FACTOR, configs: TOPIC_CONFIGS }),
       });
       await waitFor('workload topics with full ISRs', async () => {
         const described = await admin.describeTopics({ topics: this.topicNames });
-        return described.every((t) => t.partitions.length === this.o.partitionsPerTopic && t.partitions.every((p) => p.leader >= 0 && p.isr.length === REPLICATION_FACTOR));
+        return described.every((t) => t.partitions.length === this.partitionCount(t.name) && t.partitions.every((p) => p.leader >= 0 && p.isr.length === REPLICATION_FACTOR));
       }, { timeoutMs: SETUP_TIMEOUT_MS, intervalMs: 200 });
     } finally {
       client.close();

@@ -327,17 +327,34 @@ describe('PartitionLog', () => {
       follower.close();
     });
 
-    it('rejects non-contiguous offsets and falling leader epochs', () => {
+    it('rejects offsets that go back and falling leader epochs', () => {
       const log = open();
       log.append(makeBatch(), { leaderEpoch: 3 });
-      const gap = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 5, partitionLeaderEpoch: 3 });
-      expect(expectSluice(() => log.appendAsFollower(gap), Errors.OFFSET_OUT_OF_RANGE).details).to.deep.include({ logEndOffset: 1, baseOffset: 5 });
+      const behind = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 0, partitionLeaderEpoch: 3 });
+      expect(expectSluice(() => log.appendAsFollower(behind), Errors.OFFSET_OUT_OF_RANGE).details).to.deep.include({ logEndOffset: 1, baseOffset: 0 });
       const stale = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 1, partitionLeaderEpoch: 2 });
       expectSluice(() => log.appendAsFollower(stale), Errors.FENCED_LEADER_EPOCH);
       const ok = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 1, partitionLeaderEpoch: 4 });
       expect(log.appendAsFollower(ok).lastOffset).to.equal(1);
       expect(log.latestEpoch()).to.equal(4);
       log.close();
+    });
+
+    it('accepts a gap ahead of the LEO (a compacted leader dropped batches) and reads across it', () => {
+      const log = open();
+      log.append(makeBatch(), { leaderEpoch: 3 });
+      const gap = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 5, partitionLeaderEpoch: 3 });
+      expect(log.appendAsFollower(gap).lastOffset).to.equal(5);
+      expect(log.logEndOffset).to.equal(6);
+      log.updateHighWatermark(6);
+      const r = log.read(2, 1024);
+      expect(r.firstOffset).to.equal(5);
+      expect(r.nextOffset).to.equal(6);
+      log.close();
+      const reopened = open();
+      expect(reopened.logEndOffset).to.equal(6);
+      expect(reopened.read(1, 1024).firstOffset).to.equal(5);
+      reopened.close();
     });
   });
 

@@ -12,7 +12,10 @@
 // leader's own id as replica id, which the broker answers with its log end
 // offset; a read with no side effect — ListOffsets never moves follower
 // state). A partition whose leader cannot be asked shows its error and no
-// offsets, rather than failing the whole listing.
+// offsets, rather than failing the whole listing. Each leader is also asked
+// DescribeLogDirs for the same partitions: for compacted topics the table
+// adds the leader's dirty ratio and last clean (docs/compaction.md); a
+// leader that cannot answer it just leaves those columns empty.
 
 import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
 import type { Client, PartitionInfo } from '../../index.js';
@@ -30,6 +33,20 @@ export interface PartitionView extends Omit<PartitionInfo, 'errorCode'> {
   readonly logEndOffset: number | null;
   /** Why offsets (or the partition) are unavailable: `CODE: message`; null when fine. */
   readonly error: string | null;
+  /** The leader's log cleaner on this partition; null when not compacted or not known. */
+  readonly cleaner: CleanerView | null;
+}
+
+export interface CleanerView {
+  readonly cleanupPolicy: string;
+  readonly dirtyRatio: number;
+  readonly firstDirtyOffset: number;
+  readonly cleanableBytes: number;
+  /** Epoch milliseconds of the leader's last clean of it since the leader started; null if none. */
+  readonly lastCleanMs: number | null;
+  readonly sizeBytes: number;
+  readonly segments: number;
+  readonly uncleanable: string | null;
 }
 
 export interface TopicView {
@@ -105,6 +122,7 @@ const listCommand: CommandModule<object, ClientFlags> = {
 // ---- describe -------------------------------------------------------------------
 
 type Offsets = Map<string, { logStartOffset: number; highWatermark: number; logEndOffset: number } | string>;
+type Cleaners = Map<string, CleanerView>;
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
@@ -134,6 +152,27 @@ async function offsetsFrom(client: Client, leader: number, parts: ReadonlyArray<
   }
 }
 
+/** The cleaner's view of the compacted ones among `parts` from their leader; nothing on any error (an older broker, a lost link). */
+async function cleanersFrom(client: Client, leader: number, parts: ReadonlyArray<{ topic: string; partition: number }>, out: Cleaners): Promise<void> {
+  const byTopic = new Map<string, number[]>();
+  for (const p of parts) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
+  try {
+    const conn = await client.connection(leader);
+    const res = await conn.describeLogDirs({ topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) });
+    for (const t of res.topics) {
+      for (const p of t.partitions) {
+        if (p.errorCode !== Errors.NONE.code || p.cleanupPolicy === 'delete') continue;
+        out.set(key(t.name, p.partition), {
+          cleanupPolicy: p.cleanupPolicy, dirtyRatio: p.dirtyRatio, firstDirtyOffset: p.firstDirtyOffset, cleanableBytes: p.cleanableBytes,
+          lastCleanMs: p.lastCleanMs < 0 ? null : p.lastCleanMs, sizeBytes: p.sizeBytes, segments: p.segments, uncleanable: p.uncleanable,
+        });
+      }
+    }
+  } catch {
+    // Offsets still show; the cleaner columns stay empty for this leader.
+  }
+}
+
 /** Every partition of `topics` with its offsets, asking each leader once per offset kind. */
 export async function describeWithOffsets(client: Client, topics: readonly TopicDescription[]): Promise<TopicView[]> {
   const byLeader = new Map<number, Array<{ topic: string; partition: number }>>();
@@ -141,13 +180,17 @@ export async function describeWithOffsets(client: Client, topics: readonly Topic
     for (const p of t.partitions) if (p.leader >= 0) byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), { topic: t.name, partition: p.partition }]);
   }
   const offsets: Offsets = new Map();
-  await Promise.all([...byLeader].map(([leader, parts]) => offsetsFrom(client, leader, parts, offsets)));
-  return topics.map((t) => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => partitionView(t.name, p, offsets)) }));
+  const cleaners: Cleaners = new Map();
+  await Promise.all([...byLeader].flatMap(([leader, parts]) => [offsetsFrom(client, leader, parts, offsets), cleanersFrom(client, leader, parts, cleaners)]));
+  return topics.map((t) => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => partitionView(t.name, p, offsets, cleaners)) }));
 }
 
-function partitionView(topic: string, p: PartitionInfo, offsets: Offsets): PartitionView {
+function partitionView(topic: string, p: PartitionInfo, offsets: Offsets, cleaners: Cleaners): PartitionView {
   const o = offsets.get(key(topic, p.partition));
-  const base = { partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offlineReplicas: p.offlineReplicas };
+  const base = {
+    partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offlineReplicas: p.offlineReplicas,
+    cleaner: cleaners.get(key(topic, p.partition)) ?? null,
+  };
   if (o !== undefined && typeof o !== 'string') return { ...base, ...o, error: null };
   const error = o ?? (p.leader < 0 ? `${Errors.LEADER_NOT_AVAILABLE.name}: the partition has no leader` : null);
   return { ...base, logStartOffset: null, highWatermark: null, logEndOffset: null, error };
@@ -155,18 +198,28 @@ function partitionView(topic: string, p: PartitionInfo, offsets: Offsets): Parti
 
 function renderTopics(views: readonly TopicView[]): string {
   return views.map((t) => {
+    const compacted = t.partitions.some((p) => p.cleaner !== null);
     const rows = t.partitions.map((p) => [
       p.partition, p.leader < 0 ? 'none' : p.leader, p.leaderEpoch, idList(p.replicas), idList(p.isr), idList(p.offlineReplicas),
-      p.logStartOffset, p.highWatermark, p.logEndOffset, p.error,
+      p.logStartOffset, p.highWatermark, p.logEndOffset,
+      ...(compacted ? cleanerCells(p.cleaner) : []),
+      p.error,
     ]);
     const head = `Topic ${t.name}  id ${t.topicId}  partitions ${t.partitions.length}`;
-    return `${head}\n${renderTable(['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'OFFLINE', 'LOG-START', 'HIGH-WATERMARK', 'LOG-END', 'ERROR'], rows)}`;
+    const cleanerHeads = compacted ? ['DIRTY-RATIO', 'LAST-CLEAN'] : [];
+    return `${head}\n${renderTable(['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'OFFLINE', 'LOG-START', 'HIGH-WATERMARK', 'LOG-END', ...cleanerHeads, 'ERROR'], rows)}`;
   }).join('\n\n');
+}
+
+function cleanerCells(c: CleanerView | null): Array<string | null> {
+  if (c === null) return [null, null];
+  const last = c.uncleanable !== null ? `uncleanable: ${c.uncleanable}` : c.lastCleanMs === null ? 'never' : new Date(c.lastCleanMs).toISOString();
+  return [c.dirtyRatio.toFixed(2), last];
 }
 
 const describeCommand: CommandModule<object, DescribeFlags> = {
   command: 'describe',
-  describe: 'Per partition: leader, leader epoch, replicas, ISR, offline replicas, log start, high watermark, log end offset',
+  describe: 'Per partition: leader, leader epoch, replicas, ISR, offline replicas, log start, high watermark, log end offset; dirty ratio and last clean for compacted topics',
   builder: (y) => withClientFlags(y)
     .usage('$0 topics describe [--topic T ...]')
     .option('topic', { type: 'string', array: true, describe: 'topics to describe (repeatable); default: every topic' })

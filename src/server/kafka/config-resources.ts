@@ -22,7 +22,7 @@ export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
 export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, DEFAULT_CONFIG: 5 } as const;
 
 /** Kafka's ConfigDef.Type numbering in DescribeConfigs v3+. */
-const CONFIG_TYPE = { boolean: 1, string: 2, int: 3, long: 5, double: 6 } as const;
+const CONFIG_TYPE = { boolean: 1, string: 2, int: 3, long: 5, double: 6, list: 7 } as const;
 const LIST_TYPE = 7;
 
 /** Keys Kafka types as lists (APPEND/SUBTRACT apply to them only). */
