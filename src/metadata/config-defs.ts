@@ -18,9 +18,20 @@ export interface ConfigDef {
   readonly validValues?: readonly string[];
   /** The broker-level key whose value is the default for this topic key. */
   readonly brokerKey?: string;
+  /** Checked for 'string' values without validValues. */
+  readonly pattern?: RegExp;
 }
 
 const def = (d: ConfigDef) => d;
+
+/** Kafka's throttled-replica lists: empty, `*`, or partition:broker pairs. */
+const THROTTLED_REPLICAS = /^(|\*|\d+:\d+(,\d+:\d+)*)$/;
+
+/** Whether a throttled-replica list names `partition:brokerId` (or everything). */
+export function throttledReplicasInclude(list: string, partition: number, brokerId: number): boolean {
+  const v = list.trim();
+  return v === '*' || v.split(',').some((pair) => pair.trim() === `${partition}:${brokerId}`);
+}
 
 export const TOPIC_CONFIGS: readonly ConfigDef[] = [
   def({ name: 'cleanup.policy', type: 'list', defaultValue: 'delete', validValues: ['delete', 'compact'], brokerKey: 'log.cleanup.policy', doc: 'What happens to old segments: delete (retention), compact (keep the last value of every key), or compact,delete (docs/compaction.md)' }),
@@ -40,6 +51,8 @@ export const TOPIC_CONFIGS: readonly ConfigDef[] = [
   def({ name: 'flush.messages', type: 'long', defaultValue: '9223372036854775807', min: 1, brokerKey: 'log.flush.interval.messages', doc: 'fsync after this many records (default: leave it to the OS)' }),
   def({ name: 'flush.ms', type: 'long', defaultValue: '9223372036854775807', min: 0, brokerKey: 'log.flush.interval.ms', doc: 'fsync after this much time (default: leave it to the OS)' }),
   def({ name: 'compression.type', type: 'string', defaultValue: 'producer', validValues: ['producer', 'uncompressed', 'none', 'gzip', 'snappy', 'lz4', 'zstd'], brokerKey: 'compression.type', doc: 'Codec of stored batches: producer keeps the client\'s; a codec makes the leader recompress batches in other codecs (none = Kafka\'s uncompressed)' }),
+  def({ name: 'leader.replication.throttled.replicas', type: 'string', defaultValue: '', pattern: THROTTLED_REPLICAS, doc: 'Replicas (partition:broker, or * for all) whose leaders throttle replication to out-of-sync followers at leader.replication.throttled.rate, besides replicas a reassignment adds' }),
+  def({ name: 'follower.replication.throttled.replicas', type: 'string', defaultValue: '', pattern: THROTTLED_REPLICAS, doc: 'Kafka\'s follower-side throttle list: accepted and kept so Kafka\'s tools work; Sluice throttles on the leader side only' }),
   def({ name: 'message.timestamp.type', type: 'string', defaultValue: 'CreateTime', validValues: ['CreateTime', 'LogAppendTime'], brokerKey: 'log.message.timestamp.type', doc: 'Which timestamp records carry' }),
 ];
 
@@ -94,7 +107,8 @@ export function configValueProblem(d: ConfigDef, value: string): string | null {
     case 'boolean':
       return value === 'true' || value === 'false' ? null : `${d.name} must be true or false, got "${value}"`;
     case 'string':
-      return d.validValues && !d.validValues.includes(value) ? `${d.name} must be one of ${d.validValues.join(', ')}, got "${value}"` : null;
+      if (d.validValues && !d.validValues.includes(value)) return `${d.name} must be one of ${d.validValues.join(', ')}, got "${value}"`;
+      return d.pattern && !d.pattern.test(value.replace(/\s+/g, '')) ? `${d.name} must be * or a comma-separated list of partition:broker, got "${value}"` : null;
   }
 }
 

@@ -27,7 +27,7 @@ import type { LogManager } from '../storage/log-manager.js';
 import { logConfigFrom, type LogConfig } from '../storage/log-config.js';
 import type { MetadataImage, PartitionRegistration, TopicImage } from '../metadata/image.js';
 import type { MetadataChanges } from '../metadata/delta.js';
-import { effectiveBrokerConfig, effectiveTopicConfig } from '../metadata/config-defs.js';
+import { effectiveBrokerConfig, effectiveTopicConfig, throttledReplicasInclude } from '../metadata/config-defs.js';
 import { TokenBucket } from './rules/throttle.js';
 import type { ProduceRequest, ProduceResponse, ProducePartitionResponse } from '../protocol/apis/produce.js';
 import { SESSIONLESS_EPOCH, type FetchPartition, type FetchRequest, type FetchResponse, type FetchPartitionResponse } from '../protocol/apis/fetch.js';
@@ -718,8 +718,10 @@ export class ReplicaManager {
     out.logStartOffset = log.logStartOffset;
     if (replicaId >= 0) out.logEndOffset = log.logEndOffset;
     if (remainingBytes <= 0) return out;
-    // Reassignment traffic (to a replica being added) is throttled when the cluster sets a rate.
-    const rate = replicaId >= 0 && p!.addingReplicas.includes(replicaId) ? this.throttleRate() : -1;
+    // Reassignment traffic (to a replica being added, or to an out-of-sync
+    // follower of a replica the topic lists in leader.replication.throttled.replicas,
+    // as Kafka's reassignment tool sets it) is throttled when the cluster sets a rate.
+    const rate = replicaId >= 0 && this.throttled(p!, topic, replicaId) ? this.throttleRate() : -1;
     const allowed = rate > 0 ? this.reassignmentThrottle.available(rate) : Infinity;
     if (allowed <= 0) return out;
     try {
@@ -731,6 +733,12 @@ export class ReplicaManager {
       Object.assign(out, failureOf(err));
     }
     return out;
+  }
+
+  private throttled(p: Partition, topic: string, replicaId: number): boolean {
+    if (p.addingReplicas.includes(replicaId)) return true;
+    const list = this.image?.config('topic', topic).get('leader.replication.throttled.replicas');
+    return list !== undefined && !p.isr.includes(replicaId) && throttledReplicasInclude(list, p.index, this.opts.brokerId);
   }
 
   private throttleRate(): number {

@@ -154,6 +154,8 @@ describe('interop: kcat', function () {
     }
   });
 
+  const LINES_BEFORE_KILL_MAX = 2_000;
+
   it('-P idempotent across a SIGKILL of the leader: no acknowledged record lost, none doubled', async function () {
     const cluster = sluiceOrSkip(this, target!, 'killing a partition leader');
     requireApis(this, target!, NEEDS.topics, NEEDS.produce, NEEDS.read);
@@ -163,10 +165,19 @@ describe('interop: kcat', function () {
     const producer = spawnTool(kcat, [...b(), '-P', '-t', topic, '-K', ':', ...DELIVERY_REPORTS, ...IDEMPOTENT, '-X', 'message.timeout.ms=60000'], { timeoutMs: 120_000 });
     const line = (i: number) => `key-${i}:kcat-${i}\n`;
     try {
-      for (let i = 0; i < 100; i++) producer.write(line(i));
-      await waitFor('50 records acknowledged before the kill', () => delivered(producer.stderr).length >= 50, { timeoutMs: 60_000, intervalMs: 50 });
+      // kcat serves delivery reports only between reads of stdin, so lines are fed
+      // one per poll until enough are acknowledged (bounded), not all at once.
+      let sent = 0;
+      await waitFor('50 records acknowledged before the kill', () => {
+        if (sent < LINES_BEFORE_KILL_MAX) producer.write(line(sent++));
+        return delivered(producer.stderr).length >= 50;
+      }, { timeoutMs: 60_000, intervalMs: 10 });
       await cluster.node(leader).kill('SIGKILL');
-      for (let i = 100; i < 200; i++) producer.write(line(i));
+      const after = sent + 100;
+      await waitFor('100 more lines fed after the kill', () => {
+        producer.write(line(sent++));
+        return sent >= after;
+      }, { timeoutMs: 60_000, intervalMs: 10 });
       producer.closeStdin();
       const run = await producer.done;
       expect(run.timedOut, run.stderr.slice(-3000)).to.equal(false);

@@ -26,7 +26,7 @@ const CONFIG_TYPE = { boolean: 1, string: 2, int: 3, long: 5, double: 6, list: 7
 const LIST_TYPE = 7;
 
 /** Keys Kafka types as lists (APPEND/SUBTRACT apply to them only). */
-export const LIST_CONFIGS: ReadonlySet<string> = new Set(['cleanup.policy', 'log.cleanup.policy']);
+export const LIST_CONFIGS: ReadonlySet<string> = new Set(['cleanup.policy', 'log.cleanup.policy', 'leader.replication.throttled.replicas', 'follower.replication.throttled.replicas']);
 
 export type SluiceSource = 'topic' | 'cluster' | 'default';
 
