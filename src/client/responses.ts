@@ -126,13 +126,15 @@ export function parseListOffsetsResponse(body: unknown): ListOffsetsResponse {
 }
 
 export function parseDescribeLogDirsResponse(body: unknown): DescribeLogDirsResponse {
+  const view = ResponseView.of('DescribeLogDirs', body);
   return {
-    topics: ResponseView.of('DescribeLogDirs', body).list('topics').map((t) => ({
+    logDir: view.str('logDir'),
+    topics: view.list('topics').map((t) => ({
       name: t.str('name'),
       partitions: t.list('partitions').map((p) => ({
         partition: p.int('partition'), errorCode: p.int('errorCode'), errorMessage: p.strOrNull('errorMessage'),
         sizeBytes: p.int('sizeBytes'), segments: p.int('segments'), logStartOffset: p.int('logStartOffset'), logEndOffset: p.int('logEndOffset'),
-        cleanupPolicy: p.str('cleanupPolicy'), dirtyRatio: p.num('dirtyRatio'), firstDirtyOffset: p.int('firstDirtyOffset'),
+        highWatermark: p.int('highWatermark'), cleanupPolicy: p.str('cleanupPolicy'), dirtyRatio: p.num('dirtyRatio'), firstDirtyOffset: p.int('firstDirtyOffset'),
         cleanableBytes: p.int('cleanableBytes'), lastCleanMs: p.int('lastCleanMs'), cleaning: p.bool('cleaning'), uncleanable: p.strOrNull('uncleanable'),
       })),
     })),

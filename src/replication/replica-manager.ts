@@ -795,7 +795,7 @@ export class ReplicaManager {
     };
   }
 
-  // ---- DeleteRecords, log dirs -----------------------------------------------
+  // ---- DeleteRecords -------------------------------------------------------
 
   /**
    * Moves the leaders' log start offsets up (DeleteRecords). The log deletes
@@ -834,14 +834,6 @@ export class ReplicaManager {
     }));
     if (moved) this.opts.logs.checkpointLogStartOffsets();
     return { topics };
-  }
-
-  /** The one log directory of this broker (the data dir) and every hosted partition's size and lag behind its high watermark. */
-  describeLogDir(): { dir: string; partitions: Array<{ topic: string; partition: number; sizeBytes: number; offsetLag: number }> } {
-    const partitions = [...this.partitions.values()].map((p) => ({
-      topic: p.topic, partition: p.index, sizeBytes: p.log.sizeBytes, offsetLag: Math.max(0, p.log.highWatermark - p.log.logEndOffset),
-    }));
-    return { dir: this.opts.logs.dataDir, partitions };
   }
 
   // ---- ISR changes -----------------------------------------------------------

@@ -17,13 +17,13 @@ export function describeLogDirs(logs: LogManager, req: DescribeLogDirsRequest): 
     if (!list) byTopic.set(topic, (list = []));
     list.push(describeOne(logs, topic, partition));
   }
-  return { topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) };
+  return { logDir: logs.dataDir, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) };
 }
 
 function describeOne(logs: LogManager, topic: string, partition: number): LogDirPartition {
   const log = logs.getLog(topic, partition);
   const empty: LogDirPartition = {
-    partition, errorCode: Errors.NONE.code, errorMessage: null, sizeBytes: 0, segments: 0, logStartOffset: -1, logEndOffset: -1,
+    partition, errorCode: Errors.NONE.code, errorMessage: null, sizeBytes: 0, segments: 0, logStartOffset: -1, logEndOffset: -1, highWatermark: -1,
     cleanupPolicy: 'delete', dirtyRatio: 0, firstDirtyOffset: -1, cleanableBytes: 0, lastCleanMs: -1, cleaning: false, uncleanable: null,
   };
   if (log === undefined || log.isClosed) {
@@ -36,6 +36,7 @@ function describeOne(logs: LogManager, topic: string, partition: number): LogDir
     segments: log.numberOfSegments,
     logStartOffset: log.logStartOffset,
     logEndOffset: log.logEndOffset,
+    highWatermark: log.highWatermark,
     cleanupPolicy: log.logConfig.cleanupPolicy,
     ...(status === null || !status.compacted ? {} : {
       dirtyRatio: status.dirtyRatio,

@@ -4,8 +4,8 @@
 // last clean. Sent to each broker that leads (or holds) the partitions.
 //
 // request  { topics: [{ name, partitions: [int] }] }     (an empty topics list: every replica on the broker)
-// response { topics: [{ name, partitions: [{ partition, errorCode, errorMessage, sizeBytes, segments,
-//            logStartOffset, logEndOffset, cleanupPolicy, dirtyRatio, firstDirtyOffset, cleanableBytes,
+// response { logDir, topics: [{ name, partitions: [{ partition, errorCode, errorMessage, sizeBytes, segments,
+//            logStartOffset, logEndOffset, highWatermark, cleanupPolicy, dirtyRatio, firstDirtyOffset, cleanableBytes,
 //            lastCleanMs, cleaning, uncleanable }] }] }
 //   dirtyRatio: dirty bytes / (clean + dirty bytes) of the part the cleaner may touch (0 when not compacted);
 //   lastCleanMs: wall-clock time of this broker's last clean of the log since it started, -1 if none;
@@ -25,6 +25,8 @@ export interface LogDirPartition {
   segments: number;
   logStartOffset: number;
   logEndOffset: number;
+  /** As this replica knows it (a follower's lags the leader's). */
+  highWatermark: number;
   cleanupPolicy: string;
   dirtyRatio: number;
   firstDirtyOffset: number;
@@ -35,6 +37,8 @@ export interface LogDirPartition {
 }
 
 export interface DescribeLogDirsResponse {
+  /** The broker's one log directory: its data dir. */
+  logDir: string;
   topics: Array<{ name: string; partitions: LogDirPartition[] }>;
 }
 

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import { describeLogDirs } from '../../protocol/kafka/apis/describe-log-dirs/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
+import { Errors, SluiceError } from '../../util/errors.js';
 import type { KafkaApiHandler } from './api.js';
 import { byTopic } from './admin-items.js';
 
@@ -30,8 +31,11 @@ export const describeLogDirsHandler: KafkaApiHandler = {
   async handle(req, ctx) {
     const asked = req.topics as TopicAsk[] | null;
     const wanted = asked === null ? null : new Set(asked.flatMap((t) => t.partitions.map((p) => `${t.topic}\u0000${p}`)));
-    const { dir, partitions } = ctx.deps.replicas.describeLogDir();
-    const shown = partitions
+    if (!ctx.deps.logDirs) throw new SluiceError(Errors.UNKNOWN_SERVER_ERROR, 'this broker does not describe its logs');
+    // Every replica this broker holds, from the same place the WebSocket DescribeLogDirs answers (server/log-dirs.ts).
+    const { logDir: dir, topics: held } = ctx.deps.logDirs({ topics: [] });
+    const shown = held
+      .flatMap((t) => t.partitions.filter((p) => p.errorCode === 0).map((p) => ({ topic: t.name, partition: p.partition, sizeBytes: p.sizeBytes, offsetLag: Math.max(0, p.highWatermark - p.logEndOffset) })))
       .filter((p) => wanted === null || wanted.has(`${p.topic}\u0000${p.partition}`))
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
     const topics: Struct[] = byTopic(shown, (p) => p.topic).map(([name, ps]) => ({
