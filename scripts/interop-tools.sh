@@ -2,6 +2,7 @@
 # Installs the Kafka clients and tools that the interop tests (test/interop/,
 # issue 14) drive against Sluice's Kafka listener:
 #   kcat          Debian's kcat package (kafkacat on older releases)
+#   chromium      Debian's chromium package, for the browser tests (test/browser/)
 #   java          kafka-clients + kafka-tools jars from Maven Central
 #                 (test/interop/java/pom.xml) and the Interop program compiled
 #                 against them with javac
@@ -50,45 +51,54 @@ last_line() {
   grep -v '^\s*$' "$1" | tail -n 1 | cut -c1-300
 }
 
-# ------------------------------------------------------------------ kcat
-install_kcat() {
-  local path log prefix="" pkg
-  for b in kcat kafkacat; do
+# ------------------------------------------------------------------ Debian packages
+# apt_tool LABEL "BINARIES" "PACKAGES": the first of BINARIES on the PATH, or
+# else the first of PACKAGES that apt-get installs (retried once after an
+# index refresh); a skip line when neither works.
+apt_tool() {
+  local label="$1" bins="$2" pkgs="$3" path log prefix="" pkg b
+  for b in $bins; do
     if path="$(command -v "$b")"; then
-      echo "kcat: present at $path ($("$path" -V 2>&1 | head -n 1))"
+      echo "$label: present at $path"
       return 0
     fi
   done
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "skipping kcat: not installed and apt-get is not available (install the kcat package yourself)"
+    echo "skipping $label: not installed and apt-get is not available (install the $pkgs package yourself)"
     return 0
   fi
   if [ "$(id -u)" -ne 0 ]; then
     if ! command -v sudo >/dev/null 2>&1; then
-      echo "skipping kcat: not installed, not root and sudo is not installed"
+      echo "skipping $label: not installed, not root and sudo is not installed"
       return 0
     fi
     prefix="sudo -n"
   fi
   log="$(mktemp)"
-  # kcat is the package's name since Debian 12; older releases call it kafkacat.
-  for pkg in kcat kafkacat; do
-    echo "kcat: installing $pkg with apt-get ..."
+  for pkg in $pkgs; do
+    echo "$label: installing $pkg with apt-get ..."
     if timeout "$STEP_TIMEOUT_S" $prefix apt-get install -y -q "$pkg" >"$log" 2>&1; then break; fi
     # A stale package index is the usual cause: refresh it once and retry.
     timeout "$STEP_TIMEOUT_S" $prefix apt-get update -q >>"$log" 2>&1 || true
     if timeout "$STEP_TIMEOUT_S" $prefix apt-get install -y -q "$pkg" >>"$log" 2>&1; then break; fi
   done
-  for b in kcat kafkacat; do
+  for b in $bins; do
     if path="$(command -v "$b")"; then
-      echo "kcat: installed at $path ($("$path" -V 2>&1 | head -n 1))"
+      echo "$label: installed at $path"
       rm -f "$log"
       return 0
     fi
   done
-  echo "skipping kcat: apt-get install kcat/kafkacat failed: $(last_line "$log")"
+  echo "skipping $label: apt-get install $pkgs failed: $(last_line "$log")"
   rm -f "$log"
 }
+
+# kcat is the package's name since Debian 12; older releases call it kafkacat.
+install_kcat() { apt_tool kcat "kcat kafkacat" "kcat kafkacat"; }
+
+# Debian's Chromium for the browser tests (test/browser/, driven by
+# playwright-core: no browser download).
+install_chromium() { apt_tool chromium "chromium" "chromium"; }
 
 # ------------------------------------------------------------------ Java client and Kafka's tools
 install_java() {
@@ -220,6 +230,7 @@ report_kafkajs() {
 }
 
 install_kcat
+install_chromium
 install_java
 install_franz
 install_python

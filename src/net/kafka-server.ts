@@ -24,6 +24,7 @@
 import net from 'node:net';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionInfo } from './server-connection.js';
+import { anonymousSession, type SecuritySession } from '../security/principal.js';
 
 export interface KafkaConnectionLimits {
   /** Largest request frame accepted (socket.request.max.bytes). */
@@ -62,6 +63,7 @@ interface Slot {
 
 export class KafkaConnection implements ConnectionInfo {
   closed = false;
+  readonly security: SecuritySession = anonymousSession();
   private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
   /** The size of the frame being read, once its prefix is in; -1 while waiting for a prefix. */

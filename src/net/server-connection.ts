@@ -27,12 +27,15 @@ import { apiName } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionLimits } from './limits.js';
+import { anonymousSession, type SecuritySession } from '../security/principal.js';
 
 export interface ConnectionInfo {
   readonly id: number;
   readonly remoteAddress: string;
   /** True once the socket is gone; long polls check it to stop early. */
   readonly closed: boolean;
+  /** Who the client is (anonymous until authenticated); src/security/principal.ts. */
+  readonly security: SecuritySession;
 }
 
 /** What a handler returns for a request that gets no response (produce with acks=0, as in Kafka). */
@@ -111,6 +114,7 @@ export class ServerConnection implements ConnectionInfo {
   private unsentBytes = 0;
   private paused = false;
   closed = false;
+  readonly security: SecuritySession = anonymousSession();
 
   constructor(
     readonly id: number,
