@@ -20,9 +20,11 @@ import type { DescribedConfig } from '../controller/config-control.js';
 import type { AdminApiKey, AdminApis } from './broker-connection.js';
 import { partitionError, sleep, type Client, type PartitionInfo } from './client.js';
 import { GroupAdmin } from './group-admin.js';
+import { describeLogDirs, describeQuorum, electLeaders, type BrokerLogDirs, type ElectionResult, type QuorumDescription } from './cluster-admin.js';
 import { errorFromCode } from './responses.js';
 
 export type { CreatedTopic, OngoingReassignment, DescribedConfig };
+export type { BrokerLogDirs, ElectionResult, QuorumDescription, QuorumMember } from './cluster-admin.js';
 
 export interface NewTopic {
   readonly topic: string;
@@ -111,6 +113,23 @@ export class Admin {
 
   deleteGroups(groupIds: readonly string[]): ReturnType<GroupAdmin['deleteGroups']> {
     return this.groups.deleteGroups(groupIds);
+  }
+
+  // ---- quorum, disks and elections (cluster-admin.ts) -----------------------------
+
+  /** The metadata quorum: leader, term, high watermark, each voter's and observer's lag. */
+  describeQuorum(): Promise<QuorumDescription> {
+    return describeQuorum(this.client);
+  }
+
+  /** Every live broker's replicas on disk (size, log start/end, high watermark as each replica knows it). */
+  describeLogDirs(req: { topics?: readonly string[] } = {}): Promise<BrokerLogDirs[]> {
+    return describeLogDirs(this.client, req.topics);
+  }
+
+  /** Preferred (default) or unclean leader election; `partitions` null: every partition. */
+  electLeaders(req: Parameters<typeof electLeaders>[1]): Promise<ElectionResult[]> {
+    return electLeaders(this.client, req);
   }
 
   /**

@@ -209,7 +209,9 @@ export interface AdminApis {
     response: { partitions: Array<TopicPartition & ItemError> };
   };
   [ApiKey.ListPartitionReassignments]: { request: Record<string, never>; response: { reassignments: OngoingReassignment[] } };
-  [ApiKey.ElectLeaders]: { request: { partitions: TopicPartition[] | null }; response: { partitions: Array<TopicPartition & ItemError> } };
+  [ApiKey.ElectLeaders]: { request: { partitions: TopicPartition[] | null; electionType?: 'preferred' | 'unclean' }; response: { partitions: Array<TopicPartition & ItemError> } };
+  /** Checked field by field by its caller (cluster-admin.ts). */
+  [ApiKey.DescribeQuorum]: { request: Record<string, never>; response: unknown };
 }
 export type AdminApiKey = keyof AdminApis;
 

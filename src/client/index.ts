@@ -41,6 +41,7 @@ export type {
 } from './consumer.js';
 export { Admin } from './admin.js';
 export type { AdminOptions, NewTopic, TopicDescription, BrokerDescription, ClusterDescription, ConfigResource, ConfigResourceType } from './admin.js';
+export type { QuorumDescription, QuorumMember, BrokerLogDirs, ElectionResult, OngoingReassignment } from './admin.js';
 export { GroupAdmin } from './group-admin.js';
 export type { GroupListing, GroupDescription, GroupMemberDescription, PartitionOffsets, ResetTarget, ResetOffsetsOptions } from './group-admin.js';
 export { DefaultPartitioner } from './partitioners.js';

@@ -33,6 +33,7 @@ export enum ApiKey {
   AlterPartitionReassignments = 45,
   ListPartitionReassignments = 46,
   OffsetDelete = 47,
+  DescribeQuorum = 55,
   AlterPartition = 56,
   DescribeCluster = 60,
   BrokerRegistration = 62,

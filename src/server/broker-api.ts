@@ -62,6 +62,7 @@ const FORWARDED: ReadonlyMap<number, string> = new Map([
   [ApiKey.ElectLeaders, 'electLeaders'],
   [ApiKey.AlterPartitionReassignments, 'alterReassignments'],
   [ApiKey.ListPartitionReassignments, 'listReassignments'],
+  [ApiKey.DescribeQuorum, 'describeQuorum'],
 ]);
 
 const CONTROLLER_ONLY: ReadonlySet<number> = new Set([

@@ -8,7 +8,8 @@
 // (BROKER://host:port for the broker listener, CONTROLLER://host:port for the
 // controller listener; PLAINTEXT is taken as BROKER), advertised.listeners
 // (same shape, the URLs others dial), outbound.address, cluster.id,
-// replica.lag.time.max.ms, durability, metrics.listen, log.level, and the
+// replica.lag.time.max.ms, durability, http.listen (old name metrics.listen),
+// console.admin.enable, log.level, and the
 // broker-level log keys (log.segment.bytes, log.retention.ms, ...), and
 // cluster-wide keys (num.partitions, default.replication.factor,
 // min.insync.replicas, broker.session.timeout.ms, ...) which live in the
@@ -34,6 +35,7 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['cluster.id', { flag: 'clusterId', numeric: false }],
   ['replica.lag.time.max.ms', { flag: 'replicaLagTimeMaxMs', numeric: true }],
   ['durability', { flag: 'durability', numeric: false }],
+  ['http.listen', { flag: 'httpListen', numeric: false }],
   ['metrics.listen', { flag: 'metricsListen', numeric: false }],
   ['outbound.address', { flag: 'outboundAddress', numeric: false }],
   ['log.level', { flag: 'logLevel', numeric: false }],
@@ -114,9 +116,9 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
     if (direct) {
       if (direct.numeric && !/^-?\d+$/.test(value)) throw invalid(file, `${key} must be an integer, got '${value}'`);
       flags[direct.flag] = direct.numeric ? Number(value) : value;
-    } else if (key === 'auto.create.topics.enable') {
+    } else if (key === 'auto.create.topics.enable' || key === 'console.admin.enable') {
       if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
-      flags.autoCreateTopicsEnable = value === 'true';
+      flags[key === 'auto.create.topics.enable' ? 'autoCreateTopicsEnable' : 'consoleAdmin'] = value === 'true';
     } else if (key === 'log.dirs') {
       if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
       flags.dataDir = value;

@@ -75,8 +75,13 @@ export interface ServerConfig {
   readonly raftOnly: boolean;
   /** Present when roles include 'broker'. */
   readonly broker: BrokerConfig | undefined;
-  /** --metrics-listen: where /metrics, /healthz and /readyz are served over HTTP (none when absent). */
-  readonly metricsListen: ListenAddress | undefined;
+  /**
+   * --http-listen (alias --metrics-listen): where /metrics, /healthz, /readyz
+   * and the web console are served over HTTP (none when absent).
+   */
+  readonly httpListen: ListenAddress | undefined;
+  /** --console-admin: the console shows its produce form and admin actions (default false: read-only). */
+  readonly consoleAdmin: boolean;
   /** Cluster-wide configs this node offers as initial values (written only where the cluster has none). */
   readonly clusterDefaults: Readonly<Record<string, string>>;
 }
@@ -99,7 +104,10 @@ export interface ServerFlags {
   readonly outboundAddress?: string;
   readonly durability?: string;
   readonly replicaLagTimeMaxMs?: number;
+  readonly httpListen?: string;
+  /** The old name of --http-listen, still accepted. */
   readonly metricsListen?: string;
+  readonly consoleAdmin?: boolean;
   readonly kafkaListen?: string;
   readonly kafkaAdvertisedListen?: string;
   readonly autoCreateTopicsEnable?: boolean;
@@ -182,7 +190,8 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     transportLimits: DEFAULT_TRANSPORT_LIMITS,
     raftOnly: flags.raftOnly === true,
     broker,
-    metricsListen: flags.metricsListen === undefined ? undefined : parseMetricsListen(flags.metricsListen),
+    httpListen: httpListenFrom(flags),
+    consoleAdmin: consoleAdminFrom(flags),
     clusterDefaults: parseJsonMap(flags.clusterDefaults, '--cluster-defaults'),
   };
 }
@@ -196,17 +205,40 @@ function parseJsonMap(text: string | undefined, what: string): Record<string, st
   throw invalid(`${what} must be a JSON object of strings`);
 }
 
-/** Parses http://host:port (port 0: any free port). */
-export function parseMetricsListen(text: string): ListenAddress {
+/** --http-listen, or its old name --metrics-listen (both at once only when they agree). */
+function httpListenFrom(flags: ServerFlags): ListenAddress | undefined {
+  const http = flags.httpListen === undefined ? undefined : parseHttpListen(flags.httpListen, '--http-listen');
+  const metrics = flags.metricsListen === undefined ? undefined : parseHttpListen(flags.metricsListen, '--metrics-listen');
+  if (http && metrics && http.url !== metrics.url) {
+    throw invalid(`--metrics-listen is the old name of --http-listen; give one of them (got ${metrics.url} and ${http.url})`);
+  }
+  return http ?? metrics;
+}
+
+function consoleAdminFrom(flags: ServerFlags): boolean {
+  const admin = flags.consoleAdmin === true;
+  if (admin && flags.httpListen === undefined && flags.metricsListen === undefined) {
+    throw invalid('--console-admin needs --http-listen (the console is served there)');
+  }
+  return admin;
+}
+
+/** Parses http://host:port (port 0: any free port); `flag` names the setting in the error. */
+export function parseHttpListen(text: string, flag = '--http-listen'): ListenAddress {
   let url: URL | undefined;
   try {
     url = new URL(text);
   } catch { /* reported below */ }
   const port = url ? Number(url.port || NaN) : NaN;
   if (!url || url.protocol !== 'http:' || !url.hostname || !(Number.isInteger(port) && port >= 0 && port <= 65535) || (url.pathname !== '/' && url.pathname !== '')) {
-    throw invalid(`--metrics-listen must be http://host:port, got '${text}'`);
+    throw invalid(`${flag} must be http://host:port, got '${text}'`);
   }
   return { host: url.hostname.replace(/^\[|\]$/g, ''), port, url: `http://${url.host}` };
+}
+
+/** The old name of parseHttpListen (errors name --metrics-listen). */
+export function parseMetricsListen(text: string): ListenAddress {
+  return parseHttpListen(text, '--metrics-listen');
 }
 
 function brokerConfigFrom(flags: ServerFlags): BrokerConfig {

@@ -1,7 +1,10 @@
-// The metrics listener of one node (node:http, --metrics-listen):
+// The HTTP listener of one node (node:http, --http-listen; its old name
+// --metrics-listen still works):
 //   GET /metrics  Prometheus text exposition of the node's registry;
 //   GET /healthz  200 while the process runs (liveness);
-//   GET /readyz   200 once the node is ready, else 503 with a one-line reason.
+//   GET /readyz   200 once the node is ready, else 503 with a one-line reason;
+//   GET /, /console/..., /sluice.js  the web console's static files
+//                 (src/console/http.ts), when a console is given.
 // Anything else is 404; methods other than GET/HEAD are 405. listen()
 // resolves once bound or rejects with a clear message (port in use) — never
 // an unhandled 'error' event. The listener only reads node state.
@@ -16,6 +19,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../util/logger.js';
 import type { NodeMetrics } from './metrics.js';
+import { isConsolePath, serveConsole, type ConsoleOptions } from '../console/http.js';
 
 export interface ReadinessView {
   /** Quorum leader id as this node knows it (0: none). */
@@ -43,6 +47,8 @@ export interface MetricsServerOptions {
   readonly metrics: NodeMetrics;
   readonly readiness: () => Readiness;
   readonly logger: Logger;
+  /** The web console's files and config; without it, console paths are 404. */
+  readonly console?: ConsoleOptions;
 }
 
 export interface MetricsServer {
@@ -51,14 +57,24 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-function reply(res: http.ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
-  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
+function reply(res: http.ServerResponse, status: number, body: string | Uint8Array, contentType = 'text/plain; charset=utf-8', extra: http.OutgoingHttpHeaders = {}): void {
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...extra });
   res.end(body);
+}
+
+function routeConsole(opts: MetricsServerOptions, console: ConsoleOptions, path: string, res: http.ServerResponse): void {
+  serveConsole(console, path).then(
+    (r) => reply(res, r.status, r.body, r.contentType, r.location ? { location: r.location } : {}),
+    (err: Error) => {
+      opts.logger.warn({ err: err.message, path }, 'console file failed');
+      reply(res, 500, `console file failed: ${err.message}\n`);
+    },
+  );
 }
 
 function route(opts: MetricsServerOptions, req: http.IncomingMessage, res: http.ServerResponse): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'method not allowed\n');
-  const path = (req.url ?? '/').split('?')[0];
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
   switch (path) {
     case '/healthz':
       return reply(res, 200, 'ok\n');
@@ -76,7 +92,8 @@ function route(opts: MetricsServerOptions, req: http.IncomingMessage, res: http.
       );
       return;
     default:
-      return reply(res, 404, 'not found (try /metrics, /healthz, /readyz)\n');
+      if (opts.console && isConsolePath(path)) return routeConsole(opts, opts.console, path, res);
+      return reply(res, 404, `not found (try /metrics, /healthz, /readyz${opts.console ? ', /console/' : ''})\n`);
   }
 }
 
@@ -87,13 +104,13 @@ export function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsS
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
       reject(new Error(err.code === 'EADDRINUSE'
-        ? `metrics address ${opts.host}:${opts.port} is already in use`
-        : `cannot listen for metrics on ${opts.host}:${opts.port}: ${err.message}`));
+        ? `http address ${opts.host}:${opts.port} is already in use`
+        : `cannot listen for http on ${opts.host}:${opts.port}: ${err.message}`));
     };
     server.once('error', onError);
     server.listen(opts.port, opts.host, () => {
       server.off('error', onError);
-      server.on('error', (err) => opts.logger.error({ err: err.message }, 'metrics listener error'));
+      server.on('error', (err) => opts.logger.error({ err: err.message }, 'http listener error'));
       const port = (server.address() as AddressInfo).port;
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
       resolve({

@@ -24,6 +24,7 @@ import type { StateMachine } from '../raft-node/state-machine.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
+import { withDescribeQuorum } from '../raft-node/describe-quorum.js';
 import { SystemClock } from '../util/clock.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { startBroker, type Broker } from './broker.js';
@@ -32,6 +33,8 @@ import { offerClusterDefaults } from './cluster-defaults.js';
 import { METADATA_ENDPOINT } from '../raft-node/observers.js';
 import { NodeMetrics, nodeSources } from './metrics.js';
 import { readiness, startMetricsServer, type MetricsServer } from './metrics-http.js';
+import type { MetadataImage } from '../metadata/image.js';
+import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
 
 /** Request timeout of a broker's heartbeats and AlterPartition calls (well under broker.session.timeout.ms). */
 const CONTROL_REQUEST_TIMEOUT_MS = 2_000;
@@ -46,7 +49,7 @@ export interface Server {
   /** The broker (present with the broker role). */
   readonly broker: Broker | undefined;
   readonly transport: RaftTransport;
-  /** The metrics listener (present with --metrics-listen). */
+  /** The HTTP listener: metrics, health, the web console (present with --http-listen). */
   readonly metrics: MetricsServer | undefined;
   /** Resolves when the node fails (a disk error or broken invariant); the process should exit non-zero. */
   readonly failed: Promise<Error>;
@@ -86,7 +89,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     unlock();
     throw err;
   }
-  const metrics = cfg.metricsListen ? new NodeMetrics() : undefined;
+  const metrics = cfg.httpListen ? new NodeMetrics() : undefined;
   let controller: QuorumController | undefined;
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
@@ -94,7 +97,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
       quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
-    controllerApi = createControllerApi(controller);
+    controllerApi = withDescribeQuorum(createControllerApi(controller), node);
   } else if (metadata) {
     // A broker-only node: controller calls that reach it are sent on to the active controller by the hint.
     controllerApi = () => Promise.reject(node.notController('this node runs no controller'));
@@ -150,9 +153,9 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     }
   }
   let metricsServer: MetricsServer | undefined;
-  if (metrics && cfg.metricsListen) {
+  if (metrics && cfg.httpListen) {
     try {
-      metricsServer = await serveMetrics(metrics, cfg, { node, metadata, controller, broker }, log);
+      metricsServer = await serveHttp(metrics, cfg, { node, metadata, controller, broker }, log);
     } catch (err) {
       await broker?.stop({ controlled: false }).catch(() => undefined);
       await closeDown({});
@@ -178,20 +181,35 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   return { meta: dir.meta, node, controller, broker, transport, metrics: metricsServer, failed, stop };
 }
 
-/** Starts the metrics listener: scrape sources and readiness read the node's parts. */
-async function serveMetrics(
+/** Starts the HTTP listener: scrape sources and readiness read the node's parts; the console's config reads the image. */
+async function serveHttp(
   metrics: NodeMetrics, cfg: ServerConfig, parts: Parameters<typeof nodeSources>[0], log: Logger,
 ): Promise<MetricsServer> {
   const sources = nodeSources(parts);
   metrics.attach(sources);
-  const listen = cfg.metricsListen!;
+  const listen = cfg.httpListen!;
+  const own = cfg.broker ? cfg.broker.advertisedUrl ?? cfg.broker.listen.url : undefined;
   const server = await startMetricsServer({
-    host: listen.host, port: listen.port, metrics, logger: log.child({ component: 'metrics' }),
+    host: listen.host, port: listen.port, metrics, logger: log.child({ component: 'http' }),
     readiness: () => {
       const r = sources.raft();
       return readiness({ leader: r.leader, commit: r.commit, applied: r.applied, brokerState: sources.broker?.state() });
     },
+    console: {
+      config: () => ({ nodeId: cfg.nodeId, admin: cfg.consoleAdmin, bootstrap: consoleBootstrap(own, parts.metadata?.image) }),
+    },
   });
-  log.info({ url: server.url }, 'metrics listener up');
+  // "metrics listener up" was this line's message before the console; tests and scripts read either.
+  log.info({ url: server.url, console: `${server.url}/console/`, consoleAdmin: cfg.consoleAdmin }, 'http listener up');
   return server;
+}
+
+/** The console's WebSocket bootstrap: this node's broker listener first, then every live broker's. */
+function consoleBootstrap(own: string | undefined, image: MetadataImage | undefined): string[] {
+  const urls = new Set<string>(own ? [own] : []);
+  for (const b of image?.unfencedBrokers() ?? []) {
+    const url = b.endpoints.find((e) => e.name === BROKER_ENDPOINT)?.url;
+    if (url) urls.add(url);
+  }
+  return [...urls];
 }

@@ -1,6 +1,6 @@
 // Metrics and health endpoints on a real cluster of three combined `sluice
 // server` processes, each with --metrics-listen on a port of its own (port 0;
-// the bound URL is read from the node's "metrics listener up" log line):
+// the bound URL is read from the node's "http listener up" log line):
 // /healthz answers at once, /readyz turns 200 once the node is ready,
 // /metrics parses as Prometheus text and moves when records flow — produce
 // bytes/records in for the topic, the Produce request count, replica and
@@ -19,7 +19,7 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 
 function metricsUrl(n: NodeProcess): string | undefined {
   for (const line of n.output) {
-    const m = /"url":"(http:\/\/[^"]+)".*"msg":"metrics listener up"|"msg":"metrics listener up".*"url":"(http:\/\/[^"]+)"/.exec(line);
+    const m = /"url":"(http:\/\/[^"]+)".*"msg":"http listener up"|"msg":"http listener up".*"url":"(http:\/\/[^"]+)"/.exec(line);
     if (m) return m[1] ?? m[2];
   }
   return undefined;

@@ -242,7 +242,7 @@ describe('metrics', () => {
       const port = Number(new URL(server.url).port);
       let err: Error | undefined;
       await startMetricsServer({ host: '127.0.0.1', port, metrics, readiness: () => ready, logger: silentLogger }).catch((e: Error) => { err = e; });
-      expect(err?.message).to.equal(`metrics address 127.0.0.1:${port} is already in use`);
+      expect(err?.message).to.equal(`http address 127.0.0.1:${port} is already in use`);
     });
   });
 

@@ -1,0 +1,50 @@
+/// <reference lib="dom" />
+// What every view of the console shares: the client library (loaded from the
+// browser bundle), one Client and its Admin, the node's console config, the
+// latest snapshot of the cluster and the samples behind the live charts.
+// Views only read the context; app.ts owns it and refreshes it.
+
+import type * as SluiceModule from '../../client/index.js';
+import type { Admin, Client, OngoingReassignment } from '../../client/index.js';
+import type { ClusterView, GroupRow, Sample, TopicRow } from './model.js';
+
+export type Sluice = typeof SluiceModule;
+
+/** /console/config.json (src/console/http.ts). */
+export interface ConsoleConfig {
+  readonly nodeId: number;
+  readonly bootstrap: readonly string[];
+  readonly admin: boolean;
+}
+
+/** One poll of the cluster; a part that failed is null and its error is listed. */
+export interface Snapshot {
+  readonly atMs: number;
+  readonly cluster: ClusterView | null;
+  readonly topics: readonly TopicRow[] | null;
+  readonly groups: readonly GroupRow[] | null;
+  readonly reassignments: readonly OngoingReassignment[] | null;
+  readonly errors: readonly string[];
+}
+
+export interface Ctx {
+  readonly sluice: Sluice;
+  readonly client: Client;
+  readonly admin: Admin;
+  readonly config: ConsoleConfig;
+  readonly samples: readonly Sample[];
+  readonly snapshot: Snapshot | null;
+  /** Polls now (after an admin action) instead of at the next tick. */
+  refresh(): Promise<void>;
+}
+
+/** A view: built once when its route opens, updated on every snapshot, closed when the route changes. */
+export interface View {
+  readonly root: HTMLElement;
+  update(s: Snapshot): void;
+  close(): void;
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
