@@ -28,10 +28,12 @@ const CONNECT_TIMEOUT_MS = 2_000;
 export async function startBrokerCluster(
   size: number,
   extraArgs: readonly string[] = [],
-  opts: { readonly brokerOnly?: number; readonly timeoutMs?: number; readonly kafka?: boolean } = {},
+  opts: { readonly brokerOnly?: number; readonly timeoutMs?: number; readonly kafka?: boolean; readonly nodeArgs?: (id: number) => readonly string[] } = {},
 ): Promise<ProcessCluster> {
   const lag = extraArgs.includes('--replica-lag-time-max-ms') ? [] : ['--replica-lag-time-max-ms', '10000'];
-  const cluster = await ProcessCluster.create({ size, brokers: true, brokerOnly: opts.brokerOnly, kafka: opts.kafka, extraArgs: [...lag, ...extraArgs] });
+  const cluster = await ProcessCluster.create({
+    size, brokers: true, brokerOnly: opts.brokerOnly, kafka: opts.kafka, extraArgs: [...lag, ...extraArgs], ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}),
+  });
   cluster.startAll();
   const brokers = size + (opts.brokerOnly ?? 0);
   await waitFor(`${brokers} brokers in every broker's metadata`, async () => {

@@ -164,6 +164,8 @@ export interface ClusterOptions {
   readonly brokerOnly?: number;
   /** Broker nodes also open a Kafka-protocol listener (--kafka-listen) on a free port. */
   readonly kafka?: boolean;
+  /** Extra flags for one node, by id (after extraArgs). */
+  readonly nodeArgs?: (id: number) => readonly string[];
 }
 
 /** N controller (or combined) processes on loopback, each with its own temp data dir. */
@@ -194,6 +196,7 @@ export class ProcessCluster {
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
         '--node-id', String(id), ...roleArgs, '--controller-listen', `ws://127.0.0.1:${port}`,
         '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(brokerPort === undefined ? [] : kafkaArgs(i)), ...(opts.extraArgs ?? []),
+        ...(opts.nodeArgs?.(id) ?? []),
       ], brokerPort, brokerPort === undefined ? undefined : kafkaPorts[i]));
     });
     for (let i = 0; i < extra; i++) {
@@ -203,6 +206,7 @@ export class ProcessCluster {
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
         '--node-id', String(id), '--roles', 'broker', '--listen', `ws://127.0.0.1:${brokerPort}`, '--controller-listen', `ws://127.0.0.1:${port}`,
         '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...kafkaArgs(opts.size + i), ...(opts.extraArgs ?? []),
+        ...(opts.nodeArgs?.(id) ?? []),
       ], brokerPort, kafkaPorts[opts.size + i]));
     }
     return cluster;
