@@ -171,16 +171,24 @@ describe('web console on a real 3-node cluster', function () {
   });
 
   describe('in Chromium', () => {
+    /** Uncaught errors of the pages a test opened: a view that throws fails its test. */
+    let pageErrors: string[] = [];
+
     beforeEach(function () {
       if (browserSkip) {
         console.log(`      ${browserSkip}`);
         this.skip();
       }
+      pageErrors = [];
+    });
+
+    afterEach(() => {
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     });
 
     async function open(url: string, route: string): Promise<Page> {
       const page = await chromium!.context.newPage();
-      page.on('pageerror', (err) => console.log(`      page error: ${err.message}`));
+      page.on('pageerror', (err) => pageErrors.push(err.message));
       await page.goto(`${url}/console/#${route}`);
       await page.waitForFunction(() => Number(document.body.dataset.polls ?? 0) >= 1, undefined, { timeout: VIEW_MS });
       return page;
@@ -202,7 +210,10 @@ describe('web console on a real 3-node cluster', function () {
       const page = await open(urls[2]!, 'topics');
       const admin = client.admin();
       const names = await admin.listTopics();
-      await until(page, 'topic count', () => text(page, '#topic-count'), (v) => v === String(names.length));
+      expect(names).to.include('__consumer_offsets');
+      const listed = names.filter((n) => !n.startsWith('__'));
+      await until(page, 'topic count', () => text(page, '#topic-count'), (v) => v === String(listed.length));
+      expect(await page.$$eval('#topics tbody tr', (rows) => rows.map((r) => r.getAttribute('data-topic')))).to.deep.equal(listed);
       const described = await admin.describeTopics({ topics: ['orders', 'events'] });
       for (const t of described) {
         for (const p of t.partitions) {
@@ -216,6 +227,8 @@ describe('web console on a real 3-node cluster', function () {
       expect(await text(page, '#under-replicated-count')).to.equal('0');
       expect(await page.$('button.elect')).to.equal(null);
       await shot(page, 'topics');
+      await page.check('#show-internal');
+      expect(await text(page, '#topic-count')).to.equal(String(names.length));
       await page.close();
     });
 
@@ -299,6 +312,23 @@ describe('web console on a real 3-node cluster', function () {
       await waitFor('the console\'s record', () => got.length > 0, { timeoutMs: VIEW_MS, intervalMs: 50 });
       await reader.close();
       expect(got[0]).to.equal('from-console=hello from the console');
+    });
+
+    it('admin actions with --console-admin: elect preferred leaders, delete an empty group', async () => {
+      const page = await open(urls[0]!, 'topics');
+      await page.click('button.elect[data-topic="orders"]', { timeout: VIEW_MS });
+      await until(page, 'election result', () => text(page, '#topics-action'), (v) => v.startsWith('orders:'));
+      expect(await text(page, '#topics-action')).to.equal('orders: preferred leaders elected');
+      const described = await client.admin().describeTopics({ topics: ['orders'] });
+      for (const p of described[0]!.partitions) expect(p.leader).to.equal(p.replicas[0]);
+      await page.evaluate(() => { location.hash = '#groups'; });
+      await page.click('button.delete-group[data-group="audit"]', { timeout: VIEW_MS });
+      await until(page, 'audit gone from the page', () => page.$$eval('article.group', (a) => a.map((x) => x.getAttribute('data-group'))), (v) => !v.includes('audit'));
+      expect(await text(page, '#groups-action')).to.equal('audit deleted');
+      expect((await client.admin().listGroups()).map((g) => g.groupId)).to.not.include('audit');
+      // A live group offers no delete.
+      expect(await page.$('button.delete-group[data-group="live"]')).to.equal(null);
+      await page.close();
     });
   });
 });

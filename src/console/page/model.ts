@@ -7,6 +7,8 @@
 //   watermark lags the leader's.
 // - A partition is under-replicated when its ISR is smaller than its replica
 //   set, offline when it has no leader.
+// - Internal topics (__consumer_offsets) are listed only on request and left
+//   out of the charts: commits are not the traffic an operator watches.
 // - Throughput of a topic = the growth of the sum of its partitions' high
 //   watermarks between two samples, per second (records a consumer can read;
 //   a shrinking sum — retention, deleted records — never counts as negative).
@@ -111,6 +113,11 @@ export function topicRows(topics: readonly TopicDescription[], dirs: readonly Br
   });
 }
 
+/** Topics the cluster keeps for itself (__consumer_offsets): named with two underscores, as in Kafka. */
+export function isInternalTopic(name: string): boolean {
+  return name.startsWith('__');
+}
+
 export interface GroupMemberRow {
   readonly memberId: string;
   readonly clientId: string;
@@ -152,6 +159,7 @@ export interface Sample {
 export function sampleOf(atMs: number, topics: readonly TopicRow[], groups: readonly GroupRow[]): Sample {
   const highWatermarks = new Map<string, number>();
   for (const t of topics) {
+    if (isInternalTopic(t.name)) continue;
     const sum = sumOrNull(t.partitions.map((p) => p.highWatermark));
     if (sum !== null) highWatermarks.set(t.name, sum);
   }

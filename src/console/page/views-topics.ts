@@ -5,7 +5,7 @@
 // group), and the produce form (only with --console-admin).
 
 import { fill, h, table, type Child } from './dom.js';
-import { formatBytes, tailStart, type PartitionRow, type TopicRow } from './model.js';
+import { formatBytes, isInternalTopic, tailStart, type PartitionRow, type TopicRow } from './model.js';
 import { errorText, type Ctx, type Snapshot, type View } from './context.js';
 import type { Producer } from '../../client/index.js';
 
@@ -57,20 +57,29 @@ function electButton(ctx: Ctx, t: TopicRow, status: HTMLElement): Child {
   }, 'Elect preferred leaders');
 }
 
+/** Whether the topics view lists internal topics too (kept while the page is open). */
+let showInternal = false;
+
 export function topicsView(ctx: Ctx): View {
   const body = h('div', {});
   const status = h('p', { class: 'action-status', id: 'topics-action' });
-  return {
-    root: h('section', { id: 'view-topics' }, h('h2', {}, 'Topics'), status, body),
+  const toggle = h('input', { type: 'checkbox', id: 'show-internal', checked: showInternal });
+  let last: Snapshot | null = null;
+  const view: View = {
+    root: h('section', { id: 'view-topics' }, h('h2', {}, 'Topics'), h('label', { class: 'muted' }, toggle, ' show internal topics (__consumer_offsets)'), status, body),
     update(s: Snapshot) {
+      last = s;
       if (!s.topics) return fill(body, h('p', { class: 'muted' }, 'topics not described (see the error above)'));
-      const parts = s.topics.flatMap((t) => t.partitions);
+      const topics = s.topics.filter((t) => showInternal || !isInternalTopic(t.name));
+      const hidden = s.topics.length - topics.length;
+      const parts = topics.flatMap((t) => t.partitions);
       const under = parts.filter((p) => p.underReplicated).length;
       fill(body,
         h('p', { id: 'topics-summary' },
-          h('span', { id: 'topic-count' }, s.topics.length), ' topics, ', h('span', { id: 'partition-count' }, parts.length), ' partitions, ',
-          h('span', { id: 'under-replicated-count', class: under > 0 ? 'flag under-replicated' : undefined }, under), ' under-replicated'),
-        table({ id: 'topics' }, ['Topic', 'Partitions', 'Records', 'Size', 'Under-replicated', 'Offline', ''], s.topics.map((t) => ({
+          h('span', { id: 'topic-count' }, topics.length), ' topics, ', h('span', { id: 'partition-count' }, parts.length), ' partitions, ',
+          h('span', { id: 'under-replicated-count', class: under > 0 ? 'flag under-replicated' : undefined }, under), ' under-replicated',
+          hidden > 0 ? ` (${hidden} internal hidden)` : ''),
+        table({ id: 'topics' }, ['Topic', 'Partitions', 'Records', 'Size', 'Under-replicated', 'Offline', ''], topics.map((t) => ({
           attrs: { 'data-topic': t.name },
           cells: [topicLink(t.name), t.partitions.length, t.records ?? '–', formatBytes(t.sizeBytes), t.underReplicated, t.offline, electButton(ctx, t, status)],
         })), 'no topics'),
@@ -79,6 +88,11 @@ export function topicsView(ctx: Ctx): View {
     },
     close() {},
   };
+  toggle.addEventListener('change', () => {
+    showInternal = toggle.checked;
+    if (last) view.update(last);
+  });
+  return view;
 }
 
 interface TailRow { partition: number; offset: number; timestamp: number; key: string; value: string }
