@@ -6,7 +6,8 @@
 //
 // Invariants of a plan: node ids are 1..N; node i (1-based) listens on
 // basePort + 2(i-1) (broker) and basePort + 2(i-1) + 1 (controller), all on
-// 127.0.0.1, so the ports of a plan are distinct and consecutive; every node
+// 127.0.0.1, so the ports of a plan are distinct and consecutive (plus its
+// Kafka listener 100 and its HTTP listener 200 above the broker's); every node
 // is a combined node (broker,controller) and a voter; node i's data lives in
 // <data-dir>/node-<i> and its log in <data-dir>/node-<i>/server.log.
 
@@ -22,6 +23,8 @@ export const PORT_MAX = 65_535;
 export const LOCAL_HOST = '127.0.0.1';
 /** Node i's Kafka-protocol listener is its broker port + this (9092 → 9192, 9094 → 9194, ...). */
 export const KAFKA_PORT_OFFSET = 100;
+/** Node i's HTTP listener (metrics, health, the web console) is its broker port + this (9092 → 9292, ...). */
+export const HTTP_PORT_OFFSET = 200;
 export const NODE_DIR_PREFIX = 'node-';
 export const SERVER_LOG = 'server.log';
 export const LOCAL_ROLES = 'broker,controller';
@@ -31,6 +34,8 @@ export interface LocalOptions {
   /** As the user gave it (shown in the table); children get the absolute path. */
   readonly dataDir: string;
   readonly basePort: number;
+  /** --console-admin: the web consoles offer the produce form and admin actions. */
+  readonly consoleAdmin?: boolean;
 }
 
 export interface LocalNodePlan {
@@ -38,7 +43,10 @@ export interface LocalNodePlan {
   readonly brokerPort: number;
   readonly controllerPort: number;
   readonly kafkaPort: number;
+  readonly httpPort: number;
   readonly brokerUrl: string;
+  /** The web console: http://127.0.0.1:httpPort/console/. */
+  readonly consoleUrl: string;
   /** HOST:PORT of the Kafka listener. */
   readonly kafkaAddress: string;
   readonly controllerUrl: string;
@@ -58,11 +66,12 @@ export interface LocalPlan {
   readonly bootstrap: string;
   /** The Kafka clients' bootstrap.servers: every node's Kafka listener. */
   readonly kafkaBootstrap: string;
+  readonly consoleAdmin: boolean;
 }
 
 /** The highest --base-port that still leaves room for `nodes` nodes' ports. */
 export function basePortMax(nodes: number): number {
-  return PORT_MAX - 2 * nodes + 1 - KAFKA_PORT_OFFSET;
+  return PORT_MAX - 2 * nodes + 1 - HTTP_PORT_OFFSET;
 }
 
 /** A one-line reason when the flags are out of range, else undefined (yargs .check turns it into usage + exit 2). */
@@ -73,7 +82,7 @@ export function validateLocalFlags(opts: { nodes: unknown; basePort: unknown; da
   }
   const max = basePortMax(nodes);
   if (typeof basePort !== 'number' || !Number.isInteger(basePort) || basePort < LOCAL_BASE_PORT_MIN || basePort > max) {
-    return `--base-port must be an integer from ${LOCAL_BASE_PORT_MIN} to ${max} (${nodes} nodes use ${2 * nodes} ports from it and ${nodes} more ${KAFKA_PORT_OFFSET} above), got ${String(basePort)}`;
+    return `--base-port must be an integer from ${LOCAL_BASE_PORT_MIN} to ${max} (${nodes} nodes use ${2 * nodes} ports from it, ${nodes} more ${KAFKA_PORT_OFFSET} above and ${nodes} more ${HTTP_PORT_OFFSET} above), got ${String(basePort)}`;
   }
   if (typeof dataDir !== 'string' || dataDir.trim() === '') return '--data-dir is empty';
   return undefined;
@@ -85,11 +94,13 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
     const brokerPort = opts.basePort + 2 * (id - 1);
     const controllerPort = brokerPort + 1;
     const kafkaPort = brokerPort + KAFKA_PORT_OFFSET;
+    const httpPort = brokerPort + HTTP_PORT_OFFSET;
     const dataDir = path.join(opts.dataDir, `${NODE_DIR_PREFIX}${id}`);
     const dataDirAbs = path.resolve(dataDir);
     nodes.push({
-      id, brokerPort, controllerPort, kafkaPort,
+      id, brokerPort, controllerPort, kafkaPort, httpPort,
       brokerUrl: `ws://${LOCAL_HOST}:${brokerPort}`,
+      consoleUrl: `http://${LOCAL_HOST}:${httpPort}/console/`,
       kafkaAddress: `${LOCAL_HOST}:${kafkaPort}`,
       controllerUrl: `ws://${LOCAL_HOST}:${controllerPort}`,
       dataDir, dataDirAbs, logFile: path.join(dataDirAbs, SERVER_LOG),
@@ -99,9 +110,10 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
     dataDir: opts.dataDir,
     nodes,
     quorum: nodes.map((n) => `${n.id}@${LOCAL_HOST}:${n.controllerPort}`).join(','),
-    ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort, n.kafkaPort]),
+    ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort, n.kafkaPort, n.httpPort]),
     bootstrap: nodes[0]?.brokerUrl ?? '',
     kafkaBootstrap: nodes.map((n) => n.kafkaAddress).join(','),
+    consoleAdmin: opts.consoleAdmin === true,
   };
 }
 
@@ -111,6 +123,7 @@ export function serverArgs(plan: LocalPlan, node: LocalNodePlan): string[] {
     '--node-id', String(node.id), '--roles', LOCAL_ROLES,
     '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl, '--kafka-listen', node.kafkaAddress,
     '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs,
+    '--http-listen', `http://${LOCAL_HOST}:${node.httpPort}`, ...(plan.consoleAdmin ? ['--console-admin'] : []),
   ];
 }
 
@@ -157,6 +170,7 @@ export function readyReport(plan: LocalPlan, running: readonly RunningNode[], cl
     '',
     `  bootstrap  ${plan.bootstrap}`,
     `  Kafka      bootstrap.servers=${plan.kafkaBootstrap}`,
+    `  console    ${plan.nodes[0]?.consoleUrl ?? ''} (every node serves one; /metrics beside it)${plan.consoleAdmin ? ', admin actions on' : ''}`,
     `  quorum     ${plan.quorum}`,
     `  logs       ${path.join(plan.dataDir, `${NODE_DIR_PREFIX}<id>`, SERVER_LOG)}`,
     '',

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { MAIN_JS, waitFor } from './harness.js';
 import { CLUSTER_UP_MS, Connections, brokerUrls, connect, createTopic, produceOk, readPartition, waitForFullIsr } from './broker-kit.js';
 import { serverNodeFlags } from '../../src/server/runtime-flags.js';
-import { KAFKA_PORT_OFFSET } from '../../src/cli/local-plan.js';
+import { HTTP_PORT_OFFSET, KAFKA_PORT_OFFSET } from '../../src/cli/local-plan.js';
 import { RawKafkaClient } from '../protocol/kafka/raw-client.js';
 import { metadata } from '../../src/protocol/kafka/apis/metadata/schema.js';
 
@@ -36,7 +36,7 @@ function portFree(port: number): Promise<boolean> {
 
 /**
  * The first port of `n` consecutive ports on 127.0.0.1 that are free right
- * now, whose Kafka listeners (KAFKA_PORT_OFFSET above each broker port) are free too.
+ * now, whose Kafka and HTTP listeners (KAFKA_PORT_OFFSET and HTTP_PORT_OFFSET above each broker port) are free too.
  */
 async function consecutiveFreePorts(n: number): Promise<number> {
   // Start at a pid-dependent place so parallel runs are unlikely to race for the same range.
@@ -45,7 +45,7 @@ async function consecutiveFreePorts(n: number): Promise<number> {
   for (let tried = 0; tried < span; tried += n) {
     const base = PORT_SCAN_FIRST + ((offset + tried) % span);
     let ok = true;
-    for (let p = base; p < base + n && ok; p++) ok = await portFree(p) && await portFree(p + KAFKA_PORT_OFFSET);
+    for (let p = base; p < base + n && ok; p++) ok = await portFree(p) && await portFree(p + KAFKA_PORT_OFFSET) && await portFree(p + HTTP_PORT_OFFSET);
     if (ok) return base;
   }
   throw new Error(`no ${n} consecutive free ports in ${PORT_SCAN_FIRST}-${PORT_SCAN_LAST}`);
@@ -163,6 +163,9 @@ describe('sluice local command', function () {
     ]));
     expect(rows.map((r) => r.kafkaAddress)).to.deep.equal([0, 1, 2].map((i) => `127.0.0.1:${base + 2 * i + KAFKA_PORT_OFFSET}`));
     expect(first.stdout).to.include(`bootstrap.servers=${rows.map((r) => r.kafkaAddress).join(',')}`);
+    expect(first.stdout).to.include(`console    http://127.0.0.1:${base + HTTP_PORT_OFFSET}/console/`);
+    const consoleConfig = await (await fetch(`http://127.0.0.1:${base + HTTP_PORT_OFFSET}/console/config.json`)).json() as { bootstrap: string[]; admin: boolean };
+    expect([consoleConfig.bootstrap[0], consoleConfig.admin]).to.deep.equal([rows[0]!.brokerUrl, false]);
     expect(rows.map((r) => r.dataDir)).to.deep.equal([1, 2, 3].map((i) => path.join(dataDir, `node-${i}`)));
     expect(clusterId).to.match(/^[A-Za-z0-9_-]{22}$/);
     expect(first.stderr).to.match(/waiting for a metadata leader/).and.match(/3\/3 unfenced/);

@@ -27,6 +27,7 @@ import type { Client } from '../../index.js';
 import type { BrokerDescription } from '../../client/admin.js';
 import { QuorumClient } from '../../raft-node/quorum-client.js';
 import type { StatusResult } from '../../raft-node/client-service.js';
+import { describeQuorumResponse } from '../../protocol/apis/quorum.js';
 import { METADATA_ENDPOINT } from '../../raft-node/observers.js';
 import { BROKER_ENDPOINT } from '../../replication/replica-fetcher.js';
 import { KAFKA_ENDPOINT, parseKafkaEndpoint } from '../../server/kafka/cluster-view.js';
@@ -141,12 +142,19 @@ async function statuses(urls: readonly string[], timeoutMs: number): Promise<Map
   return out;
 }
 
-/** Lag and recent contact of a node: from the leader's Raft progress when it answered, else from the node's own answer. */
+/**
+ * Lag and recent contact of a node: from the leader's Raft progress when it
+ * answered — by the rule DescribeQuorum answers with (protocol/apis/quorum.ts)
+ * — else from the node's own answer.
+ */
 function peerState(leader: StatusResult | undefined, nodeId: number, own: StatusResult | undefined): { lag: number | null; recentContact: boolean | null } {
   if (!leader) return { lag: null, recentContact: null };
-  if (leader.nodeId === nodeId) return { lag: 0, recentContact: true };
-  const p = leader.progress?.find((x) => x.nodeId === nodeId);
-  if (p) return { lag: Math.max(0, leader.lastIndex - p.match), recentContact: p.recentActive };
+  const progress = new Map((leader.progress ?? []).map((p) => [p.nodeId, p] as const));
+  if (leader.nodeId === nodeId || progress.has(nodeId)) {
+    const d = describeQuorumResponse({ ...leader, progress });
+    const m = [...d.voters, ...d.observers].find((x) => x.nodeId === nodeId);
+    if (m) return { lag: m.lag, recentContact: m.recentContact };
+  }
   return { lag: own ? leader.lastIndex - own.lastIndex : null, recentContact: null };
 }
 

@@ -33,6 +33,7 @@ interface LocalFlags {
   readonly nodes: number;
   readonly dataDir: string;
   readonly basePort: number;
+  readonly consoleAdmin?: boolean;
 }
 
 function builder(y: Argv): Argv<LocalFlags> {
@@ -43,7 +44,8 @@ function builder(y: Argv): Argv<LocalFlags> {
       + 'its data and server.log are in <data-dir>/node-<i>. Running it again resumes the same cluster.')
     .option('nodes', { type: 'number', default: LOCAL_NODES_DEFAULT, describe: `number of nodes, 1-${LOCAL_NODES_MAX} (all of them quorum voters)` })
     .option('data-dir', { type: 'string', default: LOCAL_DATA_DIR_DEFAULT, describe: 'parent of the node-<i> data dirs' })
-    .option('base-port', { type: 'number', default: LOCAL_BASE_PORT_DEFAULT, describe: 'first port; the nodes use 2 x nodes consecutive ports from here' })
+    .option('base-port', { type: 'number', default: LOCAL_BASE_PORT_DEFAULT, describe: 'first port; the nodes use 2 x nodes consecutive ports from here (plus Kafka listeners 100 and HTTP listeners 200 above the broker ports)' })
+    .option('console-admin', { type: 'boolean', default: false, describe: 'let the web consoles (http://127.0.0.1:<base-port+200>/console/) produce records and run admin actions' })
     .example('$0 local', '3 nodes, brokers on ws://127.0.0.1:9092, :9094, :9096')
     .example('$0 local --nodes 1 --data-dir /tmp/sluice --base-port 19092', 'one node elsewhere')
     .check((args) => {
@@ -168,7 +170,7 @@ function run(plan: LocalPlan): Promise<number> {
 }
 
 async function handler(args: ArgumentsCamelCase<LocalFlags>): Promise<void> {
-  const opts: LocalOptions = { nodes: args.nodes, dataDir: args.dataDir, basePort: args.basePort };
+  const opts: LocalOptions = { nodes: args.nodes, dataDir: args.dataDir, basePort: args.basePort, consoleAdmin: args.consoleAdmin === true };
   const plan = planLocalCluster(opts);
   const refused = await preflight(opts, plan);
   if (refused !== undefined) process.exit(refused);
