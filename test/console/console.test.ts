@@ -2,8 +2,10 @@
 // headless Chromium for the whole file). Node 1 runs with --http-listen and
 // --console-admin, node 2 with the old name --metrics-listen, node 3 with
 // --http-listen alone (read-only console). The cluster holds two topics, an
-// idle group with lag and a live group with a member; every number the page
-// shows is checked from its DOM against what the Node client's Admin says.
+// idle group with lag, a live group with a member, and a reassignment kept in
+// progress by a 1 byte/s throttle (its partition under-replicated meanwhile);
+// every number the page shows is checked from its DOM against what the Node
+// client's Admin says.
 //
 // Screenshots of each view go to .tmp/console/; with
 // SLUICE_UPDATE_SCREENSHOTS=1 to docs/console/ (the committed ones, linked
@@ -115,6 +117,13 @@ describe('web console on a real 3-node cluster', function () {
       const [g] = await admin.describeGroups(['live']);
       return g?.state === 'Stable' && g.members[0]?.assignment?.length === 1 && g.offsets.length === 2;
     }, { timeoutMs: UP_MS, intervalMs: 200 });
+    // A reassignment that stays in progress: a 1 byte/s throttle on the replica it adds.
+    await admin.createTopics({ topics: [{ topic: 'moving', replicaAssignment: [[1]] }] });
+    const mover = client.producer();
+    for (let i = 0; i < 3; i++) await mover.send({ topic: 'moving', messages: [{ value: `moving-${i}` }] });
+    await mover.close();
+    await admin.alterConfigs({ resources: [{ resourceType: 'cluster', resourceName: '', set: { 'leader.replication.throttled.rate': '1' } }] });
+    await admin.alterPartitionReassignments({ partitions: [{ topic: 'moving', partition: 0, replicas: [1, 2] }] });
     browserSkip = chromiumSkipReason() ?? (fs.existsSync(BUNDLE) ? null : `skipping: ${BUNDLE} is not built (the browser bundle, make build)`);
     if (!browserSkip) chromium = await launchChromium();
   });
@@ -224,7 +233,12 @@ describe('web console on a real 3-node cluster', function () {
       const hws = await until(page, 'orders high watermarks', () => page.$$eval('#view-topics table.partitions tr[data-topic="orders"] .hw', (c) => c.map((x) => Number(x.textContent))),
         (v) => v.reduce((a, b) => a + b, 0) === 36);
       expect(hws).to.have.length(3);
-      expect(await text(page, '#under-replicated-count')).to.equal('0');
+      // moving-0 gains a replica that the throttle keeps out of the ISR.
+      const moving = (await admin.describeTopics({ topics: ['moving'] }))[0]!.partitions[0]!;
+      expect([moving.replicas, moving.isr]).to.deep.equal([[1, 2], [1]]);
+      expect(await text(page, '#under-replicated-count')).to.equal('1');
+      expect(await text(page, '#view-topics table.partitions tr[data-topic="moving"][data-partition="0"] .flag')).to.equal('under-replicated');
+      expect(await page.$$eval('#view-topics table.partitions tr.under-replicated', (r) => r.map((x) => x.getAttribute('data-topic')))).to.deep.equal(['moving']);
       expect(await page.$('button.elect')).to.equal(null);
       await shot(page, 'topics');
       await page.check('#show-internal');
@@ -267,9 +281,13 @@ describe('web console on a real 3-node cluster', function () {
 
     it('reassignments and charts: what the controller lists, and live throughput and lag series', async () => {
       const page = await open(urls[2]!, 'reassignments');
-      expect(await client.admin().listPartitionReassignments()).to.deep.equal([]);
-      expect(await text(page, '#reassignments tbody tr.empty')).to.equal('no reassignment in progress');
+      const [ongoing] = await client.admin().listPartitionReassignments();
+      expect([ongoing?.topic, ongoing?.partition, ongoing?.addingReplicas]).to.deep.equal(['moving', 0, [2]]);
+      const row = '#reassignments tr[data-topic="moving"][data-partition="0"]';
+      expect(await page.$$eval(`${row} td`, (c) => c.map((x) => x.textContent))).to.deep.equal(['moving', '0', '1, 2', '2', '']);
       await shot(page, 'reassignments');
+      await client.admin().alterPartitionReassignments({ partitions: [{ topic: 'moving', partition: 0, replicas: null }] });
+      await until(page, 'the cancelled move gone', () => page.$$eval('#reassignments tbody tr', (r) => r.map((x) => x.textContent)), (v) => v.length === 1 && v[0] === 'no reassignment in progress');
       await page.evaluate(() => { location.hash = '#charts'; });
       const producer = client.producer({ lingerMs: 2 });
       const series = await until(page, 'an orders throughput series and an audit lag series', async () => {
