@@ -31,7 +31,7 @@ import tls from 'node:tls';
 import type { TlsContext } from './tls.js';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionInfo } from './server-connection.js';
-import { anonymousSession, type SecuritySession } from '../security/principal.js';
+import { anonymousSession, principalString, type SecuritySession } from '../security/principal.js';
 
 export interface KafkaConnectionLimits {
   /** Largest request frame accepted (socket.request.max.bytes). */
@@ -243,7 +243,10 @@ export class KafkaServer {
       return;
     }
     const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log);
-    if (verdict?.ok) Object.assign(conn.security, verdict.session);
+    if (verdict?.ok) {
+      Object.assign(conn.security, verdict.session);
+      if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');
+    }
     this.connections.add(conn);
     socket.on('close', () => this.connections.delete(conn));
   }

@@ -291,7 +291,18 @@ export function isTlsUrl(url: string): boolean {
   return /^(wss|ssl|sasl_ssl):\/\//i.test(url.trim());
 }
 
-/** The TLS options of a dial: the context's client options for a TLS URL, none otherwise (a wss:// URL without a context uses the system's CAs). */
-export function dialOptions(url: string, ctx: TlsContext | undefined): tls.ConnectionOptions {
-  return ctx && isTlsUrl(url) ? ctx.clientOptions() : {};
+/** What a dialer needs: the options of the next TLS dial (a TlsContext, or fixed options for a CLI command). */
+export interface TlsDialer {
+  clientOptions(): tls.ConnectionOptions;
+}
+
+/** The TLS options of a dial: the dialer's client options for a TLS URL, none otherwise (a wss:// URL without a dialer uses the system's CAs). */
+export function dialOptions(url: string, dialer: TlsDialer | undefined): tls.ConnectionOptions {
+  return dialer && isTlsUrl(url) ? dialer.clientOptions() : {};
+}
+
+/** A dialer with fixed PEM texts (the CLI's --tls-ca/--tls-cert/--tls-key). */
+export function fixedDialer(opts: { readonly ca?: string; readonly cert?: string; readonly key?: string }): TlsDialer {
+  const options: tls.ConnectionOptions = { ...opts, rejectUnauthorized: true, minVersion: 'TLSv1.2' };
+  return { clientOptions: () => options };
 }

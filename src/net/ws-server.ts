@@ -10,6 +10,7 @@ import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import type { TlsContext } from './tls.js';
+import { principalString } from '../security/principal.js';
 import type { Logger } from '../util/logger.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './limits.js';
 import { ServerConnection, defaultResponseEncoder, type RequestHandler, type ResponseEncoder } from './server-connection.js';
@@ -86,7 +87,10 @@ export class WsServer {
           return;
         }
         const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder);
-        if (verdict?.ok) Object.assign(conn.security, verdict.session);
+        if (verdict?.ok) {
+          Object.assign(conn.security, verdict.session);
+          if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');
+        }
         this.connections.add(conn);
         ws.on('close', () => this.connections.delete(conn));
       });

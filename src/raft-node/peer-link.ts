@@ -15,7 +15,7 @@
 //     it is up); a link whose pongs stop is terminated.
 
 import { WebSocket } from 'ws';
-import { dialOptions, type TlsContext } from '../net/tls.js';
+import { dialOptions, type TlsDialer } from '../net/tls.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import type { TransportLimits } from './quorum-config.js';
@@ -56,7 +56,7 @@ export class PeerLink {
     private readonly logger: Logger,
     private readonly localAddress?: string,
     /** What a wss:// link presents and checks (tls.ts). */
-    private readonly tls?: TlsContext,
+    private readonly tls?: TlsDialer,
   ) {}
 
   /** Starts dialing (idempotent). */

@@ -19,7 +19,7 @@
 // request times out after requestTimeoutMs; leader search gives up after
 // leaderSearchTimeoutMs.
 
-import { dialOptions, type TlsContext } from '../net/tls.js';
+import { dialOptions, type TlsDialer } from '../net/tls.js';
 import { WebSocket } from 'ws';
 import { Errors, SluiceError, errorForCode, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -43,7 +43,7 @@ export interface QuorumClientOptions {
   /** The local address connections are dialed from (a node's --outbound-address); the OS picks when absent. */
   readonly localAddress?: string;
   /** What links to wss:// endpoints present and check (src/net/tls.ts). */
-  readonly tls?: TlsContext;
+  readonly tls?: TlsDialer;
 }
 
 interface Outstanding {
@@ -79,7 +79,7 @@ export class QuorumConnection {
   }
 
   /** Connects and exchanges hellos. Rejects with `details.notSent = true` (safe to retry elsewhere). */
-  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, localAddress?: string, tls?: TlsContext): Promise<QuorumConnection> {
+  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, localAddress?: string, tls?: TlsDialer): Promise<QuorumConnection> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, {
         perMessageDeflate: false, handshakeTimeout: limits.connectTimeoutMs, maxPayload: limits.frameBytesMax,

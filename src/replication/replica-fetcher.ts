@@ -24,7 +24,7 @@
 // next fetch opens a new one — whenever an answer may have been missed: a new
 // link, a failed or timed-out fetch, a session error from the leader.
 
-import { dialOptions, type TlsContext } from '../net/tls.js';
+import { dialOptions, type TlsDialer } from '../net/tls.js';
 import { WebSocket } from 'ws';
 import { AssertionError } from '../util/assert.js';
 import { Errors } from '../util/errors.js';
@@ -78,7 +78,7 @@ interface FollowerSession {
  * --outbound-address); to a wss:// leader with the node's certificate and
  * trust (src/net/tls.ts), read at each dial so a reloaded certificate is used.
  */
-export function replicaLinkFactory(localAddress?: string, tls?: TlsContext): WebSocketFactory {
+export function replicaLinkFactory(localAddress?: string, tls?: TlsDialer): WebSocketFactory {
   return (url) => new WebSocket(url, {
     perMessageDeflate: false, maxPayload: 256 * 1024 * 1024, ...(localAddress !== undefined ? { localAddress } : {}),
     ...dialOptions(url, tls),
