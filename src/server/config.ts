@@ -252,7 +252,9 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   }
   const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
   const kafkaListen = flags.kafkaListen === undefined ? undefined : parseKafkaListen(flags.kafkaListen, '--kafka-listen');
-  const kafkaAdvertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  // The advertised address takes the listener's security protocol; only its host and port are kept.
+  const advertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  const kafkaAdvertised: HostPort | undefined = advertised ? { host: advertised.host, port: advertised.port } : undefined;
   if (kafkaListen) checkSecurityProtocolAvailable(kafkaListen.securityProtocol);
   if (kafkaAdvertised && !kafkaListen) throw invalid('--kafka-advertised-listen needs --kafka-listen');
   if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
