@@ -31,7 +31,8 @@ import type { RequestHandler } from '../net/server-connection.js';
 import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
-import type { HostPort } from './config.js';
+import { usesTls, type HostPort, type KafkaListen } from './config.js';
+import type { TlsContext } from '../net/tls.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -55,13 +56,17 @@ export interface BrokerSettings {
   readonly connectionLimits?: ConnectionLimits;
   readonly heartbeatIntervalMs?: number;
   readonly rack?: string | null;
-  /** The Kafka-protocol listener (TCP), none when absent. */
-  readonly kafkaListen?: HostPort;
+  /** The Kafka-protocol listener (TCP; TLS for SSL and SASL_SSL), none when absent. */
+  readonly kafkaListen?: KafkaListen;
   /** The host:port registered for Kafka clients; the bound listener's when absent. */
   readonly kafkaAdvertised?: HostPort;
   readonly kafkaLimits?: KafkaConnectionLimits;
   /** auto.create.topics.enable for Kafka clients' Metadata requests (default true). */
   readonly autoCreateTopics?: boolean;
+  /** The node's TLS identity: replica fetchers present it to wss:// leaders; TLS listeners serve it. */
+  readonly tls?: TlsContext;
+  /** The broker listener speaks wss:// (needs `tls`). */
+  readonly listenTls?: boolean;
 }
 
 export interface BrokerOptions {
@@ -91,7 +96,7 @@ export interface BrokerInstrumentation {
 
 export interface Broker {
   readonly url: string;
-  /** The Kafka listener's advertised PLAINTEXT://host:port, null without one. */
+  /** The Kafka listener's advertised PROTOCOL://host:port (PLAINTEXT, SSL, ...), null without one. */
   readonly kafkaUrl: string | null;
   readonly lifecycle: BrokerLifecycle;
   readonly replicas: ReplicaManager;
@@ -114,7 +119,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
-    fetcher: s.outboundAddress !== undefined ? { factory: replicaLinkFactory(s.outboundAddress) } : {},
+    fetcher: s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {},
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
@@ -132,10 +137,12 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   };
   const api = createBrokerApi(apiDeps);
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
-  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder);
+  const listenerTls = s.listenTls ? s.tls : undefined;
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, listenerTls);
   const kafkaLog = log.child({ component: 'kafka-listener' });
+  const kafkaTls = s.kafkaListen && usesTls(s.kafkaListen.securityProtocol) ? s.tls : undefined;
   const kafkaListener = s.kafkaListen
-    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS)
+    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS, kafkaTls)
     : null;
   let bound;
   let kafkaUrl: string | null = null;
@@ -143,7 +150,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     bound = await listener.listen(s.listen);
     if (kafkaListener && s.kafkaListen) {
       const k = await kafkaListener.listen(s.kafkaListen);
-      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port);
+      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port, s.kafkaListen.securityProtocol);
     }
   } catch (err) {
     await listener.close().catch(() => undefined);
@@ -151,7 +158,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logs.close();
     throw err;
   }
-  const url = s.advertisedUrl ?? `ws://${bound.host}:${bound.port}`;
+  const url = s.advertisedUrl ?? `${listenerTls ? 'wss' : 'ws'}://${bound.host}:${bound.port}`;
   replicas.start();
   logs.start();
   const lc = new BrokerLifecycle({
