@@ -42,8 +42,17 @@ export interface ConsoleReply {
   readonly status: number;
   readonly contentType: string;
   readonly body: string | Uint8Array;
-  readonly location?: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
+
+/**
+ * The page's Content-Security-Policy: scripts only from this origin (its
+ * modules and /sluice.js; WebAssembly for codecs the bundle may carry),
+ * connections to this origin and to WebSocket brokers anywhere (the bootstrap
+ * list may name other hosts), no framing.
+ */
+export const CONSOLE_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; "
+  + "style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const BUNDLE_FILE = fileURLToPath(new URL('../../browser/sluice.js', import.meta.url));
@@ -76,10 +85,10 @@ export async function serveConsole(opts: ConsoleOptions, path: string): Promise<
   switch (path) {
     case '/':
     case '/console':
-      return { status: 302, contentType: TEXT, body: 'see /console/\n', location: '/console/' };
+      return { status: 302, contentType: TEXT, body: 'see /console/\n', headers: { location: '/console/' } };
     case '/console/':
     case '/console/index.html':
-      return { status: 200, contentType: 'text/html; charset=utf-8', body: CONSOLE_HTML };
+      return { status: 200, contentType: 'text/html; charset=utf-8', body: CONSOLE_HTML, headers: { 'content-security-policy': CONSOLE_CSP } };
     case '/console/style.css':
       return { status: 200, contentType: 'text/css; charset=utf-8', body: CONSOLE_CSS };
     case '/console/config.json':

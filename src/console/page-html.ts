@@ -9,6 +9,7 @@ export const CONSOLE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sluice console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/style.css">
 <script type="module" src="/console/app.js"></script>
 </head>

@@ -64,7 +64,7 @@ function reply(res: http.ServerResponse, status: number, body: string | Uint8Arr
 
 function routeConsole(opts: MetricsServerOptions, console: ConsoleOptions, path: string, res: http.ServerResponse): void {
   serveConsole(console, path).then(
-    (r) => reply(res, r.status, r.body, r.contentType, r.location ? { location: r.location } : {}),
+    (r) => reply(res, r.status, r.body, r.contentType, r.headers ?? {}),
     (err: Error) => {
       opts.logger.warn({ err: err.message, path }, 'console file failed');
       reply(res, 500, `console file failed: ${err.message}\n`);

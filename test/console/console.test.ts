@@ -36,9 +36,11 @@ function httpUrl(n: NodeProcess): string | undefined {
   return undefined;
 }
 
-async function get(url: string): Promise<{ status: number; body: string; type: string | null; location: string | null }> {
+async function get(url: string): Promise<{ status: number; body: string; type: string | null; location: string | null; csp: string | null }> {
   const res = await fetch(url, { redirect: 'manual' });
-  return { status: res.status, body: await res.text(), type: res.headers.get('content-type'), location: res.headers.get('location') };
+  return {
+    status: res.status, body: await res.text(), type: res.headers.get('content-type'), location: res.headers.get('location'), csp: res.headers.get('content-security-policy'),
+  };
 }
 
 /** A raw request line, so the path reaches the server exactly as written (fetch would normalize "..". */
@@ -143,6 +145,7 @@ describe('web console on a real 3-node cluster', function () {
       const page = await get(`${urls[0]}/console/`);
       expect(page.status).to.equal(200);
       expect(page.body).to.contain('<script type="module" src="/console/app.js">');
+      expect(page.csp).to.contain("script-src 'self'");
       const app = await get(`${urls[0]}/console/app.js`);
       expect([app.status, app.type]).to.deep.equal([200, 'text/javascript; charset=utf-8']);
       const configs = await Promise.all(urls.map(async (u) => JSON.parse((await get(`${u}/console/config.json`)).body) as Record<string, unknown>));
@@ -180,7 +183,7 @@ describe('web console on a real 3-node cluster', function () {
   });
 
   describe('in Chromium', () => {
-    /** Uncaught errors of the pages a test opened: a view that throws fails its test. */
+    /** Uncaught errors and console errors of the pages a test opened: a view that throws fails its test. */
     let pageErrors: string[] = [];
 
     beforeEach(function () {
@@ -198,6 +201,8 @@ describe('web console on a real 3-node cluster', function () {
     async function open(url: string, route: string): Promise<Page> {
       const page = await chromium!.context.newPage();
       page.on('pageerror', (err) => pageErrors.push(err.message));
+      // Console errors too: a Content-Security-Policy violation or a failed load shows only there.
+      page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(msg.text()); });
       await page.goto(`${url}/console/#${route}`);
       await page.waitForFunction(() => Number(document.body.dataset.polls ?? 0) >= 1, undefined, { timeout: VIEW_MS });
       return page;

@@ -30,8 +30,10 @@ describe('console http handler', () => {
   after(() => fs.rmSync(root, { recursive: true, force: true }));
 
   it('serves the page, its modules, its config and the bundle; says when the bundle is not built', async () => {
-    expect((await serveConsole(opts, '/')).location).to.equal('/console/');
-    expect((await serveConsole(opts, '/console/')).body).to.contain('/console/app.js');
+    expect((await serveConsole(opts, '/')).headers).to.deep.equal({ location: '/console/' });
+    const page = await serveConsole(opts, '/console/');
+    expect(page.body).to.contain('/console/app.js');
+    expect(page.headers?.['content-security-policy']).to.contain("script-src 'self'");
     expect(String((await serveConsole(opts, '/console/app.js')).body)).to.equal('export {};\n');
     expect(JSON.parse(String((await serveConsole(opts, '/console/config.json')).body))).to.deep.equal({ nodeId: 7, bootstrap: ['ws://127.0.0.1:1'], admin: false });
     const missing = await serveConsole(opts, '/sluice.js');

@@ -43,6 +43,7 @@ export async function poll(admin: Admin, atMs: number): Promise<Snapshot> {
     part(errors, 'topics', async () => {
       const names = await admin.listTopics();
       const [descriptions, dirs] = await Promise.all([admin.describeTopics({ topics: names }), admin.describeLogDirs()]);
+      for (const d of dirs) if (d.error) errors.push(`log dirs of broker ${d.brokerId}: ${d.error.message}`);
       return topicRows(descriptions, dirs);
     }),
     part(errors, 'groups', async () => {
