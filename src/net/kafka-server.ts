@@ -194,6 +194,16 @@ export class KafkaConnection implements ConnectionInfo {
     }
   }
 
+  /** ConnectionInfo.close: ends the socket after every answer handed to it so far is written (a SASL failure's answer). */
+  close(reason: string): void {
+    if (this.closed) return;
+    // Answers still being computed are dropped; those already written go out before the FIN.
+    this.closed = true;
+    this.log.warn({ conn: this.id, remote: this.remoteAddress, reason }, 'closing Kafka connection');
+    this.socket.end();
+    this.socket.setTimeout(5_000, () => this.socket.destroy());
+  }
+
   closeWith(reason: string, level: 'warn' | 'debug' | 'error' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
@@ -215,6 +225,8 @@ export class KafkaServer {
     private readonly handler: KafkaFrameHandler,
     private readonly log: Logger,
     private readonly limits: KafkaConnectionLimits = DEFAULT_KAFKA_LIMITS,
+    /** Called for every accepted connection before its first byte is read (the SASL layer arms its timeout); returns a clean-up for its close. */
+    private readonly onOpen?: (conn: KafkaConnection) => (() => void),
   ) {
     this.server = net.createServer((socket) => this.onConnection(socket));
   }
@@ -222,7 +234,11 @@ export class KafkaServer {
   private onConnection(socket: net.Socket): void {
     const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log);
     this.connections.add(conn);
-    socket.on('close', () => this.connections.delete(conn));
+    const cleanup = this.onOpen?.(conn);
+    socket.on('close', () => {
+      this.connections.delete(conn);
+      cleanup?.();
+    });
   }
 
   listen(addr: { host: string; port: number }): Promise<{ host: string; port: number }> {

@@ -8,6 +8,9 @@ import type { Logger } from '../util/logger.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './limits.js';
 import { ServerConnection, defaultResponseEncoder, type RequestHandler, type ResponseEncoder } from './server-connection.js';
 
+/** The subprotocol a client may offer, beside "bearer.<token>" (docs/protocol.md); the server answers with it. */
+export const SLUICE_SUBPROTOCOL = 'sluice';
+
 export interface ListenAddress {
   readonly host: string;
   readonly port: number;
@@ -38,11 +41,21 @@ export class WsServer {
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
     /** How responses are framed (the broker passes fetch answers' record batches through: broker-api.ts). */
     private readonly encoder: ResponseEncoder = defaultResponseEncoder,
+    /**
+     * Called for every accepted connection before its first message, with the
+     * upgrade request's offered subprotocols (a browser's bearer token rides
+     * there: docs/protocol.md); returns a clean-up for its close.
+     */
+    private readonly onOpen?: (conn: ServerConnection, protocols: readonly string[]) => (() => void),
   ) {}
 
   listen(addr: ListenAddress): Promise<ListenAddress> {
     return new Promise((resolve, reject) => {
-      const wss = new WebSocketServer({ host: addr.host, port: addr.port, maxPayload: this.limits.frameBytesMax, perMessageDeflate: false });
+      // A client offering subprotocols ("sluice", "bearer.<token>") is answered "sluice": a token is never echoed.
+      const wss = new WebSocketServer({
+        host: addr.host, port: addr.port, maxPayload: this.limits.frameBytesMax, perMessageDeflate: false,
+        handleProtocols: (offered) => (offered.has(SLUICE_SUBPROTOCOL) ? SLUICE_SUBPROTOCOL : false),
+      });
       const onError = (err: Error) => {
         wss.close();
         const code = (err as NodeJS.ErrnoException).code;
@@ -59,7 +72,13 @@ export class WsServer {
       wss.on('connection', (ws, req) => {
         const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder);
         this.connections.add(conn);
-        ws.on('close', () => this.connections.delete(conn));
+        const header = req.headers['sec-websocket-protocol'];
+        const protocols = typeof header === 'string' ? header.split(',').map((p) => p.trim()).filter((p) => p !== '') : [];
+        const cleanup = this.onOpen?.(conn, protocols);
+        ws.on('close', () => {
+          this.connections.delete(conn);
+          cleanup?.();
+        });
       });
     });
   }

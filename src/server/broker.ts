@@ -13,7 +13,7 @@
 
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
-import { SystemClock } from '../util/clock.js';
+import { SystemClock, SystemScheduler } from '../util/clock.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { LogConfig, LogManagerConfig } from '../storage/log-config.js';
 import type { MetadataStateMachine } from '../metadata/state-machine.js';
@@ -32,6 +32,13 @@ import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '.
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
 import type { HostPort } from './config.js';
+import { SaslGate, scramNonce } from './sasl-gate.js';
+import { bearerOnConnect } from './ws-sasl.js';
+import { jwtValidatorFrom, type SaslConfig, type SecurityProtocol } from './sasl-config.js';
+import type { SaslSettings } from '../security/sasl/authenticator.js';
+import { SCRAM_MECHANISM_IDS } from '../security/sasl/mechanism.js';
+import type { CredentialLookup } from '../security/sasl/scram-credential.js';
+import type { MetadataImage } from '../metadata/image.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -62,6 +69,30 @@ export interface BrokerSettings {
   readonly kafkaLimits?: KafkaConnectionLimits;
   /** auto.create.topics.enable for Kafka clients' Metadata requests (default true). */
   readonly autoCreateTopics?: boolean;
+  /** The Kafka listener's security protocol (default PLAINTEXT); SASL_* turns its SASL layer on. */
+  readonly kafkaSecurityProtocol?: SecurityProtocol;
+  /** SASL settings of both listeners (sasl-config.ts); absent: the defaults (authentication optional on the WebSocket listener). */
+  readonly sasl?: SaslConfig;
+}
+
+/** SCRAM credentials as the mechanisms want them, read from the current metadata image. */
+function credentialLookup(image: () => MetadataImage): CredentialLookup {
+  return (user, mechanism) => {
+    const c = image().scramCredential(user, SCRAM_MECHANISM_IDS[mechanism]);
+    return c ? { mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations } : undefined;
+  };
+}
+
+/** The two listeners' SASL gates: the WebSocket one always, the Kafka one on SASL_* only. */
+function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): { ws: SaslGate; kafka: SaslGate | undefined } {
+  const cfg = s.sasl ?? { mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], plainWithoutTls: false, reauthMs: 0, authTimeoutMs: 10_000, wsRequired: false, oauth: null };
+  const base: Omit<SaslSettings, 'required'> = {
+    mechanisms: cfg.mechanisms, plainWithoutTls: cfg.plainWithoutTls, reauthMs: cfg.reauthMs, authTimeoutMs: cfg.authTimeoutMs,
+    credentials: credentialLookup(image), jwt: cfg.oauth ? jwtValidatorFrom(cfg.oauth) : null, nonce: scramNonce,
+  };
+  const protocol = s.kafkaSecurityProtocol ?? 'PLAINTEXT';
+  const gate = (required: boolean, component: string): SaslGate => new SaslGate({ ...base, required }, SystemClock, SystemScheduler, log.child({ component }));
+  return { ws: gate(cfg.wsRequired, 'ws-sasl'), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl') : undefined };
 }
 
 export interface BrokerOptions {
@@ -122,8 +153,9 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
+  const gates = saslGates(s, () => opts.metadata.image, log);
   const apiDeps: BrokerApiDeps = {
-    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
+    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin, sasl: gates.ws,
     logDirs: (req) => describeLogDirs(logs, req),
     producerIds: new ProducerIdManager({
       brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
@@ -132,10 +164,18 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   };
   const api = createBrokerApi(apiDeps);
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
-  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder);
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, (conn, protocols) => {
+    const close = gates.ws.open(conn);
+    bearerOnConnect(gates.ws, conn, protocols);
+    return close;
+  });
   const kafkaLog = log.child({ component: 'kafka-listener' });
+  const kafkaGate = gates.kafka;
   const kafkaListener = s.kafkaListen
-    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS)
+    ? new KafkaServer(
+      createKafkaFrameHandler({ ...apiDeps, sasl: kafkaGate, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS,
+      kafkaGate ? (conn) => kafkaGate.open(conn) : undefined,
+    )
     : null;
   let bound;
   let kafkaUrl: string | null = null;

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { LogLevel } from '../util/logger.js';
 import { logConfigFrom, logManagerConfigFrom, type LogConfig, type LogManagerConfig } from '../storage/log-config.js';
+import { saslConfigFrom, type SaslConfig, type SaslFlags, type SecurityProtocol } from './sasl-config.js';
 import {
   DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
   type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
@@ -44,6 +45,10 @@ export interface BrokerConfig {
   readonly kafkaAdvertised: HostPort | undefined;
   /** auto.create.topics.enable: Metadata on the Kafka listener creates topics clients ask for (default true, as in Kafka). */
   readonly autoCreateTopics: boolean;
+  /** The Kafka listener's security protocol (the scheme of --kafka-listen; PLAINTEXT without one). */
+  readonly kafkaSecurityProtocol: SecurityProtocol;
+  /** SASL on the Kafka listener (SASL_*) and the WebSocket listener (sasl-config.ts). */
+  readonly sasl: SaslConfig;
 }
 
 export interface HostPort {
@@ -82,7 +87,7 @@ export interface ServerConfig {
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
-export interface ServerFlags {
+export interface ServerFlags extends SaslFlags {
   readonly nodeId: number;
   readonly roles: string;
   readonly controllerListen: string;
@@ -226,6 +231,9 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   }
   const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
   const kafkaListen = flags.kafkaListen === undefined ? undefined : parseKafkaListen(flags.kafkaListen, '--kafka-listen');
+  const kafkaSecurityProtocol = flags.kafkaListen === undefined ? 'PLAINTEXT' : kafkaSecurityProtocolOf(flags.kafkaListen);
+  // Until the TLS work lands, SSL and SASL_SSL would silently mean plaintext: refuse them.
+  if (kafkaSecurityProtocol === 'SSL' || kafkaSecurityProtocol === 'SASL_SSL') throw invalid(`--kafka-listen ${kafkaSecurityProtocol}:// needs TLS, which this build does not have yet`);
   const kafkaAdvertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
   if (kafkaAdvertised && !kafkaListen) throw invalid('--kafka-advertised-listen needs --kafka-listen');
   if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
@@ -234,18 +242,25 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   return {
     listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig,
     kafkaListen, kafkaAdvertised, autoCreateTopics: flags.autoCreateTopicsEnable ?? true,
+    kafkaSecurityProtocol, sasl: saslConfigFrom(flags),
   };
 }
 
 /**
- * HOST:PORT, or Kafka's PLAINTEXT://HOST:PORT (the only security protocol
- * until TLS lands); [::1]:PORT for IPv6. Port 0 binds any free port.
+ * HOST:PORT, or Kafka's PROTOCOL://HOST:PORT with PLAINTEXT, SSL,
+ * SASL_PLAINTEXT or SASL_SSL; [::1]:PORT for IPv6. Port 0 binds any free port.
  */
 export function parseKafkaListen(text: string, flag: string): HostPort {
-  const m = /^(?:PLAINTEXT:\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/i.exec(text.trim());
+  const m = /^(?:(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL):\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/i.exec(text.trim());
   const port = m ? Number(m[2]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw invalid(`${flag} must be HOST:PORT or PLAINTEXT://HOST:PORT, got '${text}'`);
+  if (!m || !(port >= 0 && port <= 65535)) throw invalid(`${flag} must be HOST:PORT or PROTOCOL://HOST:PORT (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), got '${text}'`);
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** The security protocol named by a --kafka-listen value (PLAINTEXT without a scheme). */
+export function kafkaSecurityProtocolOf(text: string): SecurityProtocol {
+  const m = /^([A-Za-z_]+):\/\//.exec(text.trim());
+  return (m ? m[1]!.toUpperCase() : 'PLAINTEXT') as SecurityProtocol;
 }
 
 /** An advertised ws://host:port: an address others can dial, never a wildcard host. */
