@@ -11,10 +11,11 @@
 import type { Argv } from 'yargs';
 import { Client } from '../index.js';
 import { isSluiceError } from '../util/errors.js';
+import { saslOptionsFrom, type AuthFlags } from './client-auth.js';
 
 export const BOOTSTRAP_DEFAULT = 'ws://127.0.0.1:9092';
 
-export interface ClientFlags {
+export interface ClientFlags extends AuthFlags {
   readonly bootstrap: string;
   readonly json: boolean;
   readonly requestTimeoutMs: number;
@@ -29,12 +30,19 @@ export function withClientFlags<T>(y: Argv<T>): Argv<T & ClientFlags> {
       describe: 'broker listeners, ws://host:port[,...] (env SLUICE_BOOTSTRAP)',
     })
     .option('json', { type: 'boolean', default: false, describe: 'machine-readable output' })
-    .option('request-timeout-ms', { type: 'number', default: 10_000, describe: 'how long a broker may take to answer' }) as unknown as Argv<T & ClientFlags>;
+    .option('request-timeout-ms', { type: 'number', default: 10_000, describe: 'how long a broker may take to answer' })
+    .option('sasl-mechanism', { type: 'string', describe: 'log in with SCRAM-SHA-256, SCRAM-SHA-512, PLAIN or OAUTHBEARER (env SLUICE_SASL_MECHANISM)' })
+    .option('sasl-username', { type: 'string', describe: 'SASL user name (env SLUICE_SASL_USERNAME)' })
+    .option('sasl-password', { type: 'string', describe: 'SASL password (env SLUICE_SASL_PASSWORD; a flag shows in ps: prefer the env or --command-config)' })
+    .option('sasl-token-file', { type: 'string', describe: 'OAUTHBEARER: file holding the JWT (env SLUICE_SASL_TOKEN: the JWT itself)' })
+    .option('command-config', { type: 'string', describe: 'client settings file with Kafka\'s names: security.protocol, sasl.mechanism, sasl.username, sasl.password or sasl.jaas.config' }) as unknown as Argv<T & ClientFlags>;
 }
 
 /** A Client for the command: few retries, so a dead bootstrap fails fast with its address. */
 export function clientFrom(flags: ClientFlags): Client {
+  const sasl = saslOptionsFrom(flags);
   return new Client({
+    ...(sasl ? { sasl } : {}),
     bootstrap: flags.bootstrap,
     clientId: 'sluice-cli',
     requestTimeoutMs: flags.requestTimeoutMs,

@@ -11,7 +11,7 @@ import type { WebSocketFactory, WebSocketLike } from '../net/client-link.js';
 /** Largest response frame accepted: above a broker's largest fetch (fetchMaxBytes) plus envelope overhead. */
 export const RESPONSE_FRAME_BYTES_MAX = 128 * 1024 * 1024;
 
-export const nodeWebSocketFactory: WebSocketFactory = (url) =>
+export const nodeWebSocketFactory: WebSocketFactory = (url, protocols) =>
   // ws implements the standard onopen/onmessage/onclose/onerror interface;
   // only its event object types differ from WebSocketLike's structural ones.
-  new WebSocket(url, { perMessageDeflate: false, maxPayload: RESPONSE_FRAME_BYTES_MAX }) as unknown as WebSocketLike;
+  new WebSocket(url, protocols ? [...protocols] : [], { perMessageDeflate: false, maxPayload: RESPONSE_FRAME_BYTES_MAX }) as unknown as WebSocketLike;
