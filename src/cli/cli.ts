@@ -18,7 +18,7 @@ import { benchCommand } from './commands/bench.js';
 import { usersCommand } from './commands/users.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench', 'users'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)

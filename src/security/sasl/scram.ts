@@ -140,7 +140,10 @@ export class ScramServer implements SaslServer {
     const nonce = attr(parts[1], 'r');
     if (binding === null || nonce === null) return this.fail('invalid SCRAM client-final message: must start c=<binding>,r=<nonce>');
     if (binding !== Buffer.from(first.gs2Header, 'utf8').toString('base64')) return this.fail('SCRAM channel binding does not match the gs2 header');
-    if (nonce !== this.fullNonce) return this.fail('SCRAM nonce does not match the server-first message');
+    // Kafka's ScramSaslServer checks endsWith, not equality: librdkafka sends
+    // its client nonce again in front of the full one. The server nonce must
+    // still be there (no replay), and the proof covers the message as sent.
+    if (!nonce.endsWith(this.fullNonce)) return this.fail('SCRAM nonce does not match the server-first message');
     const proofText = message.slice(proofAt + 3);
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(proofText)) return this.fail('invalid SCRAM client proof');
     const proof = Buffer.from(proofText, 'base64');

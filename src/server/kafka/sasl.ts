@@ -6,7 +6,9 @@
 // mechanism, a failed login) is answered, then the connection is closed.
 //
 // SaslHandshake v0 (raw SASL tokens after the handshake, without Kafka
-// framing) is not served: every current client uses v1 with SaslAuthenticate.
+// framing) is advertised — librdkafka enables SASL only when v0 is in the
+// range — but answered ILLEGAL_SASL_STATE and the connection closed: every
+// current client sends v1 and then SaslAuthenticate.
 
 import { saslHandshake } from '../../protocol/kafka/apis/sasl-handshake/schema.js';
 import { saslAuthenticate } from '../../protocol/kafka/apis/sasl-authenticate/schema.js';
@@ -17,12 +19,16 @@ const EMPTY = Buffer.alloc(0);
 
 export const saslHandshakeHandler: KafkaApiHandler = {
   spec: saslHandshake,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 1,
   handle(req, ctx) {
     const gate = ctx.deps.sasl;
     const a = gate?.authenticator(ctx.conn);
     if (!gate || !a) return { errorCode: Errors.ILLEGAL_SASL_STATE.code, mechanisms: [] };
+    if (ctx.version === 0) {
+      gate.closeAfterReply(ctx.conn, 'SaslHandshake v0 (raw SASL tokens) is not served; use v1');
+      return { errorCode: Errors.ILLEGAL_SASL_STATE.code, mechanisms: a.offered() };
+    }
     const answer = a.handshake(req.mechanism as string);
     if (answer.close) gate.closeAfterReply(ctx.conn, `SaslHandshake for ${String(req.mechanism).slice(0, 40)}: ${answer.error?.name ?? 'refused'}`);
     return { errorCode: answer.error?.code ?? 0, mechanisms: answer.mechanisms };
