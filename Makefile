@@ -17,6 +17,7 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 
 build: install
 	npx tsc -p tsconfig.json
+	npx tsc -p tsconfig.console.json
 	@chmod +x dist/src/cli/main.js
 
 lint: install

@@ -153,6 +153,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
           ...(cfg.broker.kafkaAdvertised !== undefined ? { kafkaAdvertised: cfg.broker.kafkaAdvertised } : {}),
           autoCreateTopics: cfg.broker.autoCreateTopics,
           ...(tls ? { tls, listenTls: cfg.broker.listen.url.startsWith('wss:') } : {}),
+          sasl: cfg.broker.sasl,
         },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),

@@ -28,6 +28,16 @@ const VIEW_MS = 20_000;
 const BUNDLE = path.resolve('dist/browser/sluice.js');
 const SHOTS_DIR = process.env.SLUICE_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/console') : path.resolve('.tmp/console');
 
+/**
+ * The page's globals these tests touch. This file is compiled without the
+ * DOM's types, and functions (not strings: the page's CSP forbids eval) are
+ * what page.evaluate runs there.
+ */
+interface InPage {
+  readonly document: { readonly body: { readonly dataset: Record<string, string | undefined> } };
+  readonly location: { hash: string };
+}
+
 function httpUrl(n: NodeProcess): string | undefined {
   for (const line of n.output) {
     const m = /"msg":"http listener up"/.test(line) ? /"url":"(http:\/\/[^"]+)"/.exec(line) : null;
@@ -204,7 +214,7 @@ describe('web console on a real 3-node cluster', function () {
       // Console errors too: a Content-Security-Policy violation or a failed load shows only there.
       page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(msg.text()); });
       await page.goto(`${url}/console/#${route}`);
-      await page.waitForFunction(() => Number(document.body.dataset.polls ?? 0) >= 1, undefined, { timeout: VIEW_MS });
+      await page.waitForFunction(() => Number((globalThis as unknown as InPage).document.body.dataset.polls ?? 0) >= 1, undefined, { timeout: VIEW_MS });
       return page;
     }
 
@@ -293,14 +303,12 @@ describe('web console on a real 3-node cluster', function () {
       await shot(page, 'reassignments');
       await client.admin().alterPartitionReassignments({ partitions: [{ topic: 'moving', partition: 0, replicas: null }] });
       await until(page, 'the cancelled move gone', () => page.$$eval('#reassignments tbody tr', (r) => r.map((x) => x.textContent)), (v) => v.length === 1 && v[0] === 'no reassignment in progress');
-      await page.evaluate(() => { location.hash = '#charts'; });
+      await page.evaluate(() => { (globalThis as unknown as InPage).location.hash = '#charts'; });
       const producer = client.producer({ lingerMs: 2 });
       const series = await until(page, 'an orders throughput series and an audit lag series', async () => {
         await producer.send({ topic: 'orders', messages: Array.from({ length: 5 }, (_, i) => ({ value: `chart-${i}` })) });
-        return page.evaluate(() => ({
-          throughput: [...document.querySelectorAll('#chart-throughput polyline')].map((p) => p.getAttribute('data-series')),
-          lag: [...document.querySelectorAll('#chart-lag polyline')].map((p) => p.getAttribute('data-series')),
-        }));
+        const seriesOf = (id: string) => page.$$eval(`#${id} polyline`, (lines) => lines.map((l) => l.getAttribute('data-series')));
+        return { throughput: await seriesOf('chart-throughput'), lag: await seriesOf('chart-lag') };
       }, (v) => v.throughput.includes('orders') && v.lag.includes('audit'));
       await producer.close();
       expect(series.lag).to.include('live');
@@ -344,7 +352,7 @@ describe('web console on a real 3-node cluster', function () {
       expect(await text(page, '#topics-action')).to.equal('orders: preferred leaders elected');
       const described = await client.admin().describeTopics({ topics: ['orders'] });
       for (const p of described[0]!.partitions) expect(p.leader).to.equal(p.replicas[0]);
-      await page.evaluate(() => { location.hash = '#groups'; });
+      await page.evaluate(() => { (globalThis as unknown as InPage).location.hash = '#groups'; });
       await page.click('button.delete-group[data-group="audit"]', { timeout: VIEW_MS });
       await until(page, 'audit gone from the page', () => page.$$eval('article.group', (a) => a.map((x) => x.getAttribute('data-group'))), (v) => !v.includes('audit'));
       expect(await text(page, '#groups-action')).to.equal('audit deleted');

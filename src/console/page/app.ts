@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // The web console's entry module. It reads /console/config.json (the
 // WebSocket bootstrap list and whether admin actions are on), loads the
 // Sluice browser client from /sluice.js, and from then on talks to the
@@ -11,11 +10,10 @@
 
 import { h, fill } from './dom.js';
 import { clusterView as describeClusterView, dialable, groupRow, sampleOf, topicRows, type Sample } from './model.js';
-import { errorText, type ConsoleConfig, type Ctx, type Sluice, type Snapshot, type View } from './context.js';
+import { errorText, type Admin, type ConsoleConfig, type Ctx, type Sluice, type Snapshot, type View } from './context.js';
 import { chartsView, clusterView, reassignmentsView, CHART_WINDOW_SEC } from './views-cluster.js';
 import { produceView, topicsView, topicView } from './views-topics.js';
 import { groupsView } from './views-groups.js';
-import type { Admin } from '../../client/index.js';
 
 /** How often the console describes the cluster. */
 export const REFRESH_MS = 2_000;

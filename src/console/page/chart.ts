@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // Hand-drawn SVG line charts for the console's live throughput and lag: one
 // polyline per series over the last `windowSec` seconds, a y axis from 0 to
 // the largest value seen in the window, and a legend. No library: the charts

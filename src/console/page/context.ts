@@ -1,11 +1,17 @@
-/// <reference lib="dom" />
 // What every view of the console shares: the client library (loaded from the
 // browser bundle), one Client and its Admin, the node's console config, the
 // latest snapshot of the cluster and the samples behind the live charts.
 // Views only read the context; app.ts owns it and refreshes it.
 
-import type * as SluiceModule from '../../client/index.js';
-import type { Admin, Client, OngoingReassignment } from '../../client/index.js';
+// The client's types come from its built declarations (dist/src/client/):
+// the page is its own TypeScript project (tsconfig.console.json, with the DOM
+// library), compiled after the main one, so the DOM's types never reach the
+// Node code and the client's sources are not re-checked under them.
+import type * as SluiceModule from '../../../dist/src/client/index.js';
+import type { Admin, Client, OngoingReassignment } from '../../../dist/src/client/index.js';
+
+export type { Admin, Client, OngoingReassignment };
+export type { Producer } from '../../../dist/src/client/index.js';
 import type { ClusterView, GroupRow, Sample, TopicRow } from './model.js';
 
 export type Sluice = typeof SluiceModule;

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // The few DOM helpers the console's views are written with: an element
 // builder, a table builder and an SVG element builder. Text goes in as text
 // nodes, never as HTML, so record keys and values cannot inject markup.

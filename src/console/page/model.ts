@@ -13,7 +13,57 @@
 //   watermarks between two samples, per second (records a consumer can read;
 //   a shrinking sum — retention, deleted records — never counts as negative).
 
-import type { BrokerLogDirs, ClusterDescription, GroupDescription, QuorumDescription, TopicDescription } from '../../client/index.js';
+// The inputs are declared here, as the fields read from the Admin API's
+// answers (ClusterDescription, QuorumDescription, TopicDescription,
+// BrokerLogDirs, GroupDescription of src/client/): the page is compiled
+// apart from the client's sources, and this file with both, so the tests
+// (test/console/model.test.ts) check these shapes against the real types.
+
+export interface ClusterDescription {
+  readonly clusterId: string | null;
+  readonly controllerId: number;
+  readonly brokers: ReadonlyArray<{ readonly nodeId: number; readonly url: string | null; readonly rack: string | null; readonly fenced: boolean; readonly inControlledShutdown: boolean }>;
+}
+
+export interface QuorumMember { readonly nodeId: number; readonly logEndOffset: number; readonly lag: number; readonly recentContact: boolean }
+
+export interface QuorumDescription {
+  readonly leaderId: number;
+  readonly leaderEpoch: number;
+  readonly highWatermark: number;
+  readonly voters: readonly QuorumMember[];
+  readonly observers: readonly QuorumMember[];
+}
+
+export interface TopicDescription {
+  readonly name: string;
+  readonly partitions: ReadonlyArray<{ readonly partition: number; readonly leader: number; readonly replicas: readonly number[]; readonly isr: readonly number[] }>;
+}
+
+export interface BrokerLogDirs {
+  readonly brokerId: number;
+  readonly replicas: ReadonlyArray<{ readonly topic: string; readonly partition: number; readonly logStartOffset: number; readonly highWatermark: number; readonly sizeBytes: number }>;
+}
+
+export interface PartitionLag {
+  readonly topic: string;
+  readonly partition: number;
+  readonly committedOffset: number;
+  readonly logEndOffset: number;
+  readonly lag: number | null;
+}
+
+export interface GroupDescription {
+  readonly groupId: string;
+  readonly state: string;
+  readonly protocol: string;
+  readonly coordinator: number;
+  readonly members: ReadonlyArray<{
+    readonly memberId: string; readonly clientId: string; readonly clientHost: string;
+    readonly assignment: ReadonlyArray<{ readonly topic: string; readonly partitions: readonly number[] }> | null;
+  }>;
+  readonly offsets: readonly PartitionLag[];
+}
 
 export interface QuorumRow {
   readonly nodeId: number;
@@ -132,7 +182,7 @@ export interface GroupRow {
   readonly coordinator: number;
   readonly protocol: string;
   readonly members: readonly GroupMemberRow[];
-  readonly offsets: GroupDescription['offsets'];
+  readonly offsets: readonly PartitionLag[];
   /** Sum of the known per-partition lags; null when nothing is committed. */
   readonly totalLag: number | null;
 }

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // The cluster view (quorum leader and term, each member's lag, brokers and
 // their state), reassignments in progress, and the live charts.
 

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // Consumer groups: state, coordinator, members with their assignment, and
 // per partition the committed offset, the high watermark and the lag. With
 // --console-admin an empty group can be deleted.

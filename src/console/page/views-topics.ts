@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // Topics (every partition's leader, replicas, ISR, high watermark, log start,
 // size on disk; under-replicated and offline ones flagged), one topic with
 // its live tail (the page is a Sluice consumer of the topic, without a
@@ -6,8 +5,7 @@
 
 import { fill, h, table, type Child } from './dom.js';
 import { formatBytes, isInternalTopic, tailStart, type PartitionRow, type TopicRow } from './model.js';
-import { errorText, type Ctx, type Snapshot, type View } from './context.js';
-import type { Producer } from '../../client/index.js';
+import { errorText, type Ctx, type Producer, type Snapshot, type View } from './context.js';
 
 /** A tail starts this many records before each partition's high watermark. */
 export const TAIL_BACKLOG = 20;
