@@ -6,7 +6,8 @@
 //   GET /console/              the page (index.html, page-html.ts)
 //   GET /console/style.css     its style sheet
 //   GET /console/config.json   configuration, not data: the WebSocket bootstrap
-//                              list, whether admin actions are on, this node's id
+//                              list, whether admin actions are on, this node's id,
+//                              the SASL mechanisms a login form may offer
 //   GET /console/<name>.js     the page's modules (src/console/page/, built by tsc)
 //   GET /sluice.js             the browser bundle (dist/browser/sluice.js)
 //
@@ -27,6 +28,12 @@ export interface ConsoleConfig {
   readonly bootstrap: readonly string[];
   /** Whether the produce form and admin actions are offered (--console-admin). */
   readonly admin: boolean;
+  /**
+   * The SASL logins this node's WebSocket listener takes that a person can
+   * type (SCRAM, PLAIN), and whether it serves nothing without one
+   * (ws.sasl.required); null on a node without a broker listener.
+   */
+  readonly sasl: { readonly mechanisms: readonly string[]; readonly required: boolean } | null;
 }
 
 export interface ConsoleOptions {

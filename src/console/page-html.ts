@@ -18,7 +18,9 @@ export const CONSOLE_HTML = `<!doctype html>
   <h1>Sluice</h1>
   <nav id="nav"></nav>
   <span id="status">connecting…</span>
+  <span id="whoami"></span>
 </header>
+<div id="login"></div>
 <div id="errors"></div>
 <main id="main"></main>
 </body>
@@ -57,6 +59,9 @@ dl.summary dd { margin: 0; font-weight: 600; }
 .state-preparingrebalance, .state-completingrebalance { color: var(--warn); }
 article.group { border-top: 1px solid var(--line); padding-top: .3rem; }
 button.admin { font: inherit; padding: .15rem .6rem; border: 1px solid var(--accent); background: #eff6ff; color: var(--accent); border-radius: .25rem; cursor: pointer; }
+#login form { display: grid; grid-template-columns: 20rem; gap: .4rem; padding: 1rem 1.2rem; border-bottom: 1px solid var(--line); }
+#login label { display: grid; gap: .1rem; color: var(--muted); }
+#login p.error { color: var(--bad); min-height: 1.2em; margin: 0; }
 form#produce-form { display: grid; grid-template-columns: 28rem; gap: .5rem; }
 form#produce-form label { display: grid; gap: .15rem; color: var(--muted); }
 form#produce-form input, form#produce-form select, form#produce-form textarea { font: inherit; padding: .25rem; }

@@ -211,12 +211,23 @@ async function serveHttp(
       return readiness({ leader: r.leader, commit: r.commit, applied: r.applied, brokerState: sources.broker?.state() });
     },
     console: {
-      config: () => ({ nodeId: cfg.nodeId, admin: cfg.consoleAdmin, bootstrap: consoleBootstrap(own, parts.metadata?.image) }),
+      config: () => ({ nodeId: cfg.nodeId, admin: cfg.consoleAdmin, bootstrap: consoleBootstrap(own, parts.metadata?.image), sasl: consoleSasl(cfg) }),
     },
   });
   // "metrics listener up" was this line's message before the console; tests and scripts read either.
   log.info({ url: server.url, console: `${server.url}/console/`, consoleAdmin: cfg.consoleAdmin }, 'http listener up');
   return server;
+}
+
+/** Mechanisms of the broker listener a login form can use: a user name and a password (SCRAM, PLAIN). */
+const TYPED_MECHANISMS: ReadonlySet<string> = new Set(['SCRAM-SHA-256', 'SCRAM-SHA-512', 'PLAIN']);
+
+function consoleSasl(cfg: ServerConfig): { mechanisms: string[]; required: boolean } | null {
+  const sasl = cfg.broker?.sasl;
+  if (!sasl) return null;
+  // PLAIN sends the password: the listener offers it without TLS only when told to.
+  const plainOk = sasl.plainWithoutTls || cfg.broker!.listen.url.startsWith('wss:');
+  return { mechanisms: sasl.mechanisms.filter((m) => TYPED_MECHANISMS.has(m) && (m !== 'PLAIN' || plainOk)), required: sasl.wsRequired };
 }
 
 /** The console's WebSocket bootstrap: this node's broker listener first, then every live broker's. */

@@ -23,7 +23,7 @@ describe('console http handler', () => {
     opts = {
       pageDir: `${path.join(root, 'page')}/`,
       bundleFile: path.join(root, 'browser', 'sluice.js'),
-      config: () => ({ nodeId: 7, bootstrap: ['ws://127.0.0.1:1'], admin: false }),
+      config: () => ({ nodeId: 7, bootstrap: ['ws://127.0.0.1:1'], admin: false, sasl: null }),
     };
   });
 
@@ -35,7 +35,7 @@ describe('console http handler', () => {
     expect(page.body).to.contain('/console/app.js');
     expect(page.headers?.['content-security-policy']).to.contain("script-src 'self'");
     expect(String((await serveConsole(opts, '/console/app.js')).body)).to.equal('export {};\n');
-    expect(JSON.parse(String((await serveConsole(opts, '/console/config.json')).body))).to.deep.equal({ nodeId: 7, bootstrap: ['ws://127.0.0.1:1'], admin: false });
+    expect(JSON.parse(String((await serveConsole(opts, '/console/config.json')).body))).to.deep.equal({ nodeId: 7, bootstrap: ['ws://127.0.0.1:1'], admin: false, sasl: null });
     const missing = await serveConsole(opts, '/sluice.js');
     expect([missing.status, String(missing.body)]).to.deep.equal([404, 'the browser bundle is not built (make build writes dist/browser/sluice.js)\n']);
     fs.writeFileSync(opts.bundleFile!, 'export const Client = 1;\n');

@@ -21,6 +21,8 @@ export interface ConsoleConfig {
   readonly nodeId: number;
   readonly bootstrap: readonly string[];
   readonly admin: boolean;
+  /** Mechanisms a login form may offer (user name and password), and whether a login is required; null: none. */
+  readonly sasl: { readonly mechanisms: readonly string[]; readonly required: boolean } | null;
 }
 
 /** One poll of the cluster; a part that failed is null and its error is listed. */
