@@ -127,8 +127,10 @@ export function computeBatchCrc(buf: Buffer, pos = 0): number {
  * enough bytes for a header, a sane length that fits in `buf`, magic 2, the
  * CRC, a non-negative record count and lastOffsetDelta consistent with it.
  * `end` bounds the bytes that belong to this buffer (defaults to its length).
+ * `checkCrc` false skips the CRC, for a caller that verified it in this same
+ * append (the leader's produce path: checkRecordBatches, then the log).
  */
-export function batchProblem(buf: Buffer, pos = 0, end = buf.length): string | null {
+export function batchProblem(buf: Buffer, pos = 0, end = buf.length, checkCrc = true): string | null {
   // A caller bug, not bad bytes: reading past buf would throw a RangeError instead of a verdict.
   assert(Number.isSafeInteger(pos) && pos >= 0 && end <= buf.length, `bad bounds [${pos}, ${end}) for ${buf.length} bytes`);
   if (end - pos < RECORD_BATCH_HEADER_BYTES) return `truncated header (${end - pos} bytes)`;
@@ -138,7 +140,7 @@ export function batchProblem(buf: Buffer, pos = 0, end = buf.length): string | n
   const magic = buf.readInt8(pos + MAGIC_OFFSET);
   if (magic !== MAGIC_V2) return `unsupported magic ${magic}`;
   const stored = buf.readUInt32BE(pos + CRC_OFFSET);
-  const actual = computeBatchCrc(buf, pos);
+  const actual = checkCrc ? computeBatchCrc(buf, pos) : stored;
   if (stored !== actual) return `CRC mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`;
   const count = buf.readInt32BE(pos + RECORD_COUNT_OFFSET);
   const lastDelta = buf.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET);

@@ -452,7 +452,9 @@ export class ReplicaManager {
               return out;
             }
             const records = this.storedForm(t.name, pd.records);
-            const info = p!.log.append(records, { leaderEpoch: p!.leaderEpoch });
+            // One CRC per append: checkRecordBatches verified it on pd.records, and
+            // a recompressed buffer's CRCs were just computed by its encoder.
+            const info = p!.log.append(records, { leaderEpoch: p!.leaderEpoch, crcChecked: true });
             out.baseOffset = info.baseOffset;
             out.logStartOffset = info.logStartOffset;
             this.afterLeaderAppend(p!);

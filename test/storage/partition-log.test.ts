@@ -57,6 +57,16 @@ describe('PartitionLog', () => {
       log.close();
     });
 
+    it('with crcChecked skips only the CRC (the produce path verified it), still refusing a malformed batch', () => {
+      const log = open();
+      const flipped = makeBatch();
+      flipped[flipped.length - 1]! ^= 0x01; // CRC now wrong, structure intact
+      expectSluice(() => log.append(makeBatch().subarray(0, 40), { leaderEpoch: 0, crcChecked: true }), Errors.CORRUPT_MESSAGE);
+      expectSluice(() => log.append(Buffer.from(flipped), { leaderEpoch: 0 }), Errors.CORRUPT_MESSAGE);
+      expect(log.append(flipped, { leaderEpoch: 0, crcChecked: true }).baseOffset).to.equal(0);
+      log.close();
+    });
+
     it('rejects a bad CRC with CORRUPT_MESSAGE and leaves the log untouched', () => {
       const log = open();
       appendMany(log, 3);
