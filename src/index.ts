@@ -1,6 +1,7 @@
 // Public entry point of the sluice package for Node.js: the client library
 // with ws as its WebSocket (src/client/index.ts is the portable one), and the
 // error table.
+import './node.js'; // native CRC32C, every Kafka codec, Buffer bytes
 import { Client as PortableClient } from './client/index.js';
 import type { ClientOptions } from './client/client.js';
 import { nodeWebSocketFactory } from './client/node-websocket.js';
@@ -10,6 +11,13 @@ export { Errors, SluiceError, errorForCode, isSluiceError } from './util/errors.
 export type { ErrorInfo, ErrorName } from './util/errors.js';
 export * from './client/index.js';
 export { nodeWebSocketFactory } from './client/node-websocket.js';
+export { CompressionType } from './record/batch-header.js';
+export type { CompressionCodec, CompressionRegistry } from './record/compression.js';
+export { crc32cImplementation } from './util/crc32c.js';
+import { defaultCompressionRegistry } from './record/compression.js';
+
+/** The codecs this process reads and writes (all of Kafka's on Node); register more here. */
+export const compressionCodecs = defaultCompressionRegistry;
 
 /** The client, connecting with ws unless another `webSocketFactory` is given. */
 export class Client extends PortableClient {

@@ -385,7 +385,7 @@ export class Fetcher {
  * and compacted-away records still advance the position).
  */
 export function decodeFetched(bytes: Uint8Array, fetchOffset: number): { records: ConsumedRecord[]; nextOffset: number } {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = bytes;
   let pos = 0;
   let nextOffset = fetchOffset;
   while (pos + LOG_OVERHEAD_BYTES <= buf.length) {

@@ -5,6 +5,7 @@
 // Validation reads headers only and never changes the buffer, so a rejected
 // append leaves both the log and the caller's bytes untouched.
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { Errors, SluiceError } from '../util/errors.js';
 import {
   BASE_OFFSET_OFFSET,

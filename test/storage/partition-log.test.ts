@@ -9,6 +9,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import type { LogConfig } from '../../src/storage/log-config.js';
 import { appendMany, batchesIn, makeBatch, readAllBytes, removeDir, tempDir } from './log-test-helpers.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 function expectSluice(fn: () => unknown, info: ErrorInfo): SluiceError {
   let caught: unknown;
@@ -341,11 +342,11 @@ describe('PartitionLog', () => {
       const log = open();
       log.append(makeBatch(), { leaderEpoch: 3 });
       const behind = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 0, partitionLeaderEpoch: 3 });
-      expect(expectSluice(() => log.appendAsFollower(behind), Errors.OFFSET_OUT_OF_RANGE).details).to.deep.include({ logEndOffset: 1, baseOffset: 0 });
+      expect(expectSluice(() => log.appendAsFollower(asBuffer(behind)), Errors.OFFSET_OUT_OF_RANGE).details).to.deep.include({ logEndOffset: 1, baseOffset: 0 });
       const stale = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 1, partitionLeaderEpoch: 2 });
-      expectSluice(() => log.appendAsFollower(stale), Errors.FENCED_LEADER_EPOCH);
+      expectSluice(() => log.appendAsFollower(asBuffer(stale)), Errors.FENCED_LEADER_EPOCH);
       const ok = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 1, partitionLeaderEpoch: 4 });
-      expect(log.appendAsFollower(ok).lastOffset).to.equal(1);
+      expect(log.appendAsFollower(asBuffer(ok)).lastOffset).to.equal(1);
       expect(log.latestEpoch()).to.equal(4);
       log.close();
     });
@@ -354,7 +355,7 @@ describe('PartitionLog', () => {
       const log = open();
       log.append(makeBatch(), { leaderEpoch: 3 });
       const gap = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 5, partitionLeaderEpoch: 3 });
-      expect(log.appendAsFollower(gap).lastOffset).to.equal(5);
+      expect(log.appendAsFollower(asBuffer(gap)).lastOffset).to.equal(5);
       expect(log.logEndOffset).to.equal(6);
       log.updateHighWatermark(6);
       const r = log.read(2, 1024);
