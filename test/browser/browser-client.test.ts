@@ -42,7 +42,7 @@ describe('browser bundle: imports nothing from Node', () => {
 
 /** Script run in each page: loads the bundle as a module and keeps state on window. */
 const PAGE_API = `
-window.state = { seen: [], acked: [], errors: [], assignment: [], joins: 0 };
+window.state = { seen: [], acked: [], errors: [], assignment: [], joins: 0, log: [] };
 `;
 
 describe('browser client in Chromium against a 3-node cluster', function () {
@@ -106,7 +106,9 @@ describe('browser client in Chromium against a 3-node cluster', function () {
   async function startConsumer(page: Page): Promise<void> {
     await page.evaluate(async ({ bootstrap, topic, group, sessionTimeoutMs }) => {
       const w = globalThis as unknown as { sluice: any; state: any; consumer: any };
-      const client = new w.sluice.Client({ bootstrap, clientId: 'page-consumer', retry: { initialRetryTimeMs: 100, maxRetryTimeMs: 1000 } });
+      const note = (level: string) => (obj: object, msg?: string) => w.state.log.push(`${level} ${msg ?? ''} ${JSON.stringify(obj)}`);
+      const logger = { debug() {}, info: note('info'), warn: note('warn'), error: note('error') };
+      const client = new w.sluice.Client({ bootstrap, logger, clientId: 'page-consumer', retry: { initialRetryTimeMs: 100, maxRetryTimeMs: 1000 } });
       const consumer = client.consumer({ groupId: group, sessionTimeoutMs, heartbeatIntervalMs: 500, autoCommitIntervalMs: 300, maxWaitMs: 200 });
       w.consumer = consumer;
       consumer.on('group.join', () => { w.state.joins++; w.state.assignment = consumer.assignment(); });
@@ -198,10 +200,20 @@ describe('browser client in Chromium against a 3-node cluster', function () {
     await cluster.node(2).kill('SIGKILL');
     await producing;
     const p = await stateOf(producerPage);
-    await waitFor('page B to read every acknowledged record', async () => {
-      const seen = new Set((await stateOf(consumerB)).seen);
-      return p.acked.every((v) => seen.has(v));
-    }, { timeoutMs: 60_000, intervalMs: 300 });
+    try {
+      await waitFor('page B to read every acknowledged record', async () => {
+        const seen = new Set((await stateOf(consumerB)).seen);
+        return p.acked.every((v) => seen.has(v));
+      }, { timeoutMs: 30_000, intervalMs: 300 });
+    } catch (err) {
+      const b = await stateOf(consumerB);
+      const seen = new Set(b.seen);
+      const missing = p.acked.filter((v) => !seen.has(v));
+      console.log(`      acked ${p.acked.length}, seen ${b.seen.length}, missing ${missing.length} (${missing.slice(0, 5).join(',')}), assignment ${JSON.stringify(b.assignment)}`);
+      console.log(`      producer errors: ${p.errors.slice(0, 3).join('; ')}; consumer errors: ${b.errors.slice(0, 3).join('; ')}`);
+      console.log(`      consumer log: ${(b as unknown as { log: string[] }).log.slice(-8).join('\n        ')}`);
+      throw err;
+    }
     console.log(`      ${p.acked.length} acknowledged, ${p.errors.length} send errors: ${p.errors.slice(0, 2).join('; ')}`);
     expect(p.acked.length).to.be.greaterThan(1100);
   });
