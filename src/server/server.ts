@@ -13,6 +13,7 @@
 // while the controller still runs), then Raft leadership is handed off when
 // this node leads, then the transport and the disk close, then the lock goes.
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../util/logger.js';
 import { SeededRng } from '../util/rng.js';
