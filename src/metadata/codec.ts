@@ -8,7 +8,7 @@ import { Packr } from 'msgpackr';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { MetadataRecord, MetadataRecordType } from './records.js';
 
-type FieldKind = 'int' | 'string' | 'bool' | 'ints' | 'nullableString' | 'endpoints';
+type FieldKind = 'int' | 'string' | 'bool' | 'ints' | 'nullableString' | 'endpoints' | 'number' | 'quotaEntity';
 interface FieldSpec {
   readonly kind: FieldKind;
   readonly optional?: boolean;
@@ -39,6 +39,7 @@ const SCHEMAS: Record<MetadataRecordType, Record<string, FieldSpec>> = {
   },
   removeTopic: { topicId: f('string') },
   producerIds: { brokerId: f('int'), brokerEpoch: f('int'), nextProducerId: f('int') },
+  clientQuota: { entity: f('quotaEntity'), key: f('string'), value: f('number'), remove: f('bool') },
 };
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
@@ -111,6 +112,12 @@ function fieldMatches(kind: FieldKind, v: unknown): boolean {
       return Array.isArray(v) && v.every((x) => Number.isSafeInteger(x));
     case 'nullableString':
       return v === null || typeof v === 'string';
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'quotaEntity':
+      return Array.isArray(v) && v.length > 0 && v.every((e) => typeof e === 'object' && e !== null
+        && (e.entityType === 'user' || e.entityType === 'client-id') && (e.entityName === null || typeof e.entityName === 'string')
+        && Object.keys(e).length === 2);
     case 'endpoints':
       return Array.isArray(v) && v.every((e) => typeof e === 'object' && e !== null && typeof e.name === 'string' && typeof e.url === 'string');
   }

@@ -8,6 +8,7 @@
 // `offset` is the metadata log index of the last record replayed into it.
 
 import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType, PartitionRecord } from './records.js';
+import { partsOfEntity, type QuotaEntity } from './quota-defs.js';
 
 export interface BrokerRegistration {
   readonly brokerId: BrokerId;
@@ -33,6 +34,13 @@ export interface ClusterInfo {
   readonly metadataVersion: number;
 }
 
+/** The client quotas of one entity (a user, a client id, or both). */
+export interface ClientQuotaEntry {
+  readonly entity: QuotaEntity;
+  /** Quota key → value; never empty (an entity with no keys left is dropped). */
+  readonly values: ReadonlyMap<string, number>;
+}
+
 /** Key of a config resource in MetadataImage.configs. */
 export function configKey(type: ConfigResourceType, name: string): string {
   return `${type}:${name}`;
@@ -52,6 +60,8 @@ export class MetadataImage {
     readonly configs: ReadonlyMap<string, ReadonlyMap<string, string>>,
     /** The next producer id the controller may hand out. */
     readonly nextProducerId: number,
+    /** quotaEntityKey(entity) → that entity's client quotas. */
+    readonly clientQuotas: ReadonlyMap<string, ClientQuotaEntry> = new Map(),
   ) {}
 
   topic(name: string): TopicImage | undefined {
@@ -94,6 +104,11 @@ export class MetadataImage {
       const resourceName = key.slice(sep + 1);
       for (const [name, value] of sortedBy([...entries.entries()], (x) => x[0])) {
         out.push({ type: 'config', v: 1, resourceType, resourceName, name, value });
+      }
+    }
+    for (const [, q] of sortedBy([...this.clientQuotas.entries()], (x) => x[0])) {
+      for (const [key, value] of sortedBy([...q.values.entries()], (x) => x[0])) {
+        out.push({ type: 'clientQuota', v: 1, entity: partsOfEntity(q.entity), key, value, remove: false });
       }
     }
     if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });

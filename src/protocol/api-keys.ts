@@ -33,6 +33,8 @@ export enum ApiKey {
   AlterPartitionReassignments = 45,
   ListPartitionReassignments = 46,
   OffsetDelete = 47,
+  DescribeClientQuotas = 48,
+  AlterClientQuotas = 49,
   AlterPartition = 56,
   DescribeCluster = 60,
   BrokerRegistration = 62,
