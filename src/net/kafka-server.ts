@@ -20,11 +20,16 @@
 // A connection with no traffic for `idleMs` (connections.max.idle.ms) is
 // closed. A handler that throws — a malformed frame — closes that connection
 // with a logged reason; nothing else is affected.
+//
+// Throttling (KIP-219): throttle(ms) mutes the connection — no further frame
+// is dispatched, and the socket is not read, until ms have passed on the
+// injected scheduler. Answers already due are still written.
 
 import net from 'node:net';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionInfo } from './server-connection.js';
 import { anonymousSession, type SecuritySession } from '../security/principal.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 
 export interface KafkaConnectionLimits {
   /** Largest request frame accepted (socket.request.max.bytes). */
@@ -71,6 +76,9 @@ export class KafkaConnection implements ConnectionInfo {
   private readonly slots: Slot[] = [];
   private unsentBytes = 0;
   private paused = false;
+  /** Muted by a quota throttle: frames stay buffered until the timer ends it. */
+  private muted = false;
+  private unmute: (() => void) | null = null;
 
   constructor(
     readonly id: number,
@@ -79,11 +87,15 @@ export class KafkaConnection implements ConnectionInfo {
     private readonly handler: KafkaFrameHandler,
     private readonly limits: KafkaConnectionLimits,
     private readonly log: Logger,
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleMs, () => this.closeWith(`idle for ${limits.idleMs} ms (connections.max.idle.ms)`, 'debug'));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('close', () => { this.closed = true; });
+    socket.on('close', () => {
+      this.closed = true;
+      this.unmute?.();
+    });
     socket.on('error', (err) => this.log.debug({ conn: this.id, err: err.message }, 'connection error'));
   }
 
@@ -91,7 +103,12 @@ export class KafkaConnection implements ConnectionInfo {
     if (this.closed) return;
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
+    this.drain();
+  }
+
+  private drain(): void {
     for (;;) {
+      if (this.muted || this.closed) return;
       if (this.frameBytes < 0) {
         if (this.pendingBytes < SIZE_BYTES) return;
         const size = this.take(SIZE_BYTES).readInt32BE(0);
@@ -179,10 +196,29 @@ export class KafkaConnection implements ConnectionInfo {
     this.socket.uncork();
   }
 
-  /** Pauses reading while over a limit; resumes once back under half of it. */
+  /** Mutes the connection for `ms` from now (a quota throttle); a later throttle replaces an earlier one. */
+  throttle(ms: number): void {
+    if (this.closed || ms <= 0) return;
+    this.unmute?.();
+    this.muted = true;
+    this.updateFlow();
+    const cancel = this.scheduler.schedule(ms, () => {
+      this.unmute = null;
+      this.muted = false;
+      this.updateFlow();
+      this.drain();
+    });
+    this.unmute = cancel;
+  }
+
+  get isMuted(): boolean {
+    return this.muted;
+  }
+
+  /** Pauses reading while over a limit or muted; resumes once back under half of it. */
   private updateFlow(): void {
     if (this.closed) return;
-    const busy = this.slots.length >= this.limits.requestsInFlightMax;
+    const busy = this.slots.length >= this.limits.requestsInFlightMax || this.muted;
     const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
     const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
     if (over && !this.paused) {

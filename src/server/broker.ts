@@ -32,6 +32,8 @@ import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '.
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
 import type { HostPort } from './config.js';
+import { ClientQuotas, type ThrottleObserver } from './quotas.js';
+import { DEFAULT_QUOTA_WINDOWS, type QuotaWindowConfig } from '../security/quota-manager.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -62,6 +64,8 @@ export interface BrokerSettings {
   readonly kafkaLimits?: KafkaConnectionLimits;
   /** auto.create.topics.enable for Kafka clients' Metadata requests (default true). */
   readonly autoCreateTopics?: boolean;
+  /** quota.window.num / quota.window.size.seconds (default 11 × 1 s, as in Kafka). */
+  readonly quotaWindows?: QuotaWindowConfig;
 }
 
 export interface BrokerOptions {
@@ -87,6 +91,8 @@ export interface BrokerOptions {
 export interface BrokerInstrumentation {
   wrapHandler(handler: RequestHandler): RequestHandler;
   onIsrChange(oldSize: number, newSize: number): void;
+  /** A client quota throttled a request (quotas.ts). */
+  onThrottle?: ThrottleObserver;
 }
 
 export interface Broker {
@@ -130,12 +136,17 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     }),
     groups,
   };
-  const api = createBrokerApi(apiDeps);
+  const quotas = new ClientQuotas(SystemClock, s.quotaWindows ?? DEFAULT_QUOTA_WINDOWS, opts.instrument?.onThrottle);
+  quotas.applyImage(opts.metadata.image);
+  const unsubscribeQuotas = opts.metadata.subscribe((image, changes) => {
+    if (changes === null || changes.clientQuotas) quotas.applyImage(image);
+  });
+  const api = quotas.wrapHandler(createBrokerApi(apiDeps));
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
   const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder);
   const kafkaLog = log.child({ component: 'kafka-listener' });
   const kafkaListener = s.kafkaListen
-    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS)
+    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true, quotas }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS)
     : null;
   let bound;
   let kafkaUrl: string | null = null;
@@ -183,6 +194,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
       else lc.stop();
       stopped = true;
       unsubscribe();
+      unsubscribeQuotas();
       groups.stop();
       await replicas.stop();
       await listener.close();

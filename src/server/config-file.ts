@@ -39,6 +39,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['log.level', { flag: 'logLevel', numeric: false }],
   ['kafka.listeners', { flag: 'kafkaListen', numeric: false }],
   ['kafka.advertised.listeners', { flag: 'kafkaAdvertisedListen', numeric: false }],
+  ['quota.window.num', { flag: 'quotaWindowNum', numeric: true }],
+  ['quota.window.size.seconds', { flag: 'quotaWindowSizeSeconds', numeric: true }],
 ]);
 
 /** The broker's log defaults and its log manager's settings (timers, tail cache): both go to --log-config. */

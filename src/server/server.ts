@@ -136,6 +136,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
           ...(cfg.broker.kafkaListen !== undefined ? { kafkaListen: cfg.broker.kafkaListen } : {}),
           ...(cfg.broker.kafkaAdvertised !== undefined ? { kafkaAdvertised: cfg.broker.kafkaAdvertised } : {}),
           autoCreateTopics: cfg.broker.autoCreateTopics,
+          quotaWindows: cfg.broker.quotaWindows,
         },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),

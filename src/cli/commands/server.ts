@@ -37,6 +37,8 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('kafka-listen', { type: 'string', describe: 'listener of Kafka\'s binary protocol for Kafka clients and tools: HOST:PORT or PLAINTEXT://HOST:PORT (broker role; kafka.listeners)' })
     .option('kafka-advertised-listen', { type: 'string', describe: 'the HOST:PORT Kafka clients are given when it differs from --kafka-listen (a proxy, NAT)' })
     .option('auto-create-topics-enable', { type: 'boolean', describe: 'auto.create.topics.enable: Kafka clients\' Metadata requests create missing topics (default true)' })
+    .option('quota-window-num', { type: 'number', describe: 'quota.window.num: samples client quota rates are measured over (default 11)' })
+    .option('quota-window-size-seconds', { type: 'number', describe: 'quota.window.size.seconds: length of one quota sample (default 1)' })
     .option('metrics-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz and /readyz over HTTP at http://host:port (off by default)' })
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
     .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })
