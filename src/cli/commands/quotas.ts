@@ -24,7 +24,7 @@ interface EntityFlags extends ClientFlags {
   readonly entityDefault: boolean;
 }
 
-interface SetFlags extends EntityFlags { readonly addConfig?: string[] }
+interface SetFlags extends EntityFlags { readonly addConfig?: string[]; readonly validateOnly: boolean }
 interface RemoveFlags extends EntityFlags { readonly deleteConfig?: string[] }
 
 const ENTITY_TYPES: Readonly<Record<string, 'user' | 'client-id'>> = { users: 'user', user: 'user', clients: 'client-id', 'client-id': 'client-id' };
@@ -106,7 +106,7 @@ const setCommand: CommandModule<object, SetFlags> = {
     .usage('$0 quotas set (--user U | --user-default) [--client-id C | --client-id-default] --add-config k=v[,k=v]')
     .example('$0 quotas set --user alice --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152', 'alice: 1 MiB/s in, 2 MiB/s out')
     .example('$0 quotas set --entity-type clients --entity-default --add-config request_percentage=50', 'every client id: half a request thread'),
-  handler: (args: ArgumentsCamelCase<SetFlags & { validateOnly: boolean }>) => runClientCommand(args, async (client) => {
+  handler: (args: ArgumentsCamelCase<SetFlags>) => runClientCommand(args, async (client) => {
     const entity = entityOf(args);
     const set = parseQuotaValues(listOf(args.addConfig));
     await client.admin().alterClientQuotas({ entries: [{ entity, set }], validateOnly: args.validateOnly });
