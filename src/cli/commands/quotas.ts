@@ -105,7 +105,7 @@ const setCommand: CommandModule<object, SetFlags> = {
     })
     .usage('$0 quotas set (--user U | --user-default) [--client-id C | --client-id-default] --add-config k=v[,k=v]')
     .example('$0 quotas set --user alice --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152', 'alice: 1 MiB/s in, 2 MiB/s out')
-    .example('$0 quotas set --entity-type clients --entity-default --add-config request_percentage=50', 'every client id: half a request thread'),
+    .example('$0 quotas set --entity-type clients --entity-default --add-config request_percentage=50', 'every client id: half a request thread') as unknown as Argv<SetFlags>,
   handler: (args: ArgumentsCamelCase<SetFlags>) => runClientCommand(args, async (client) => {
     const entity = entityOf(args);
     const set = parseQuotaValues(listOf(args.addConfig));
@@ -123,7 +123,7 @@ const removeCommand: CommandModule<object, RemoveFlags> = {
       if (listOf(args.deleteConfig).flatMap((k) => k.split(',')).filter((k) => k.trim() !== '').length === 0) throw new Error('Nothing to remove: give --delete-config key');
       return true;
     })
-    .example('$0 quotas remove --user alice --delete-config producer_byte_rate', ''),
+    .example('$0 quotas remove --user alice --delete-config producer_byte_rate', '') as unknown as Argv<RemoveFlags>,
   handler: (args: ArgumentsCamelCase<RemoveFlags>) => runClientCommand(args, async (client) => {
     const entity = entityOf(args);
     const remove = listOf(args.deleteConfig).flatMap((k) => k.split(',')).map((k) => k.trim()).filter((k) => k !== '');
