@@ -197,3 +197,28 @@ describe('client quotas: alter and describe', () => {
     expect(() => decodeMetadataRecords(encodeMetadataRecords([{ type: 'clientQuota', v: 1, entity: [{ entityType: 'ip', entityName: null }], key: 'k', value: 1, remove: false } as unknown as MetadataRecord]))).to.throw(/not a valid quotaEntity/);
   });
 });
+
+describe('client quotas: CLI flags and metrics', () => {
+  it('reads the entity from --user/--client-id or kafka-configs-style flags, and refuses contradictions', async () => {
+    const { entityOf, parseQuotaValues } = await import('../../src/cli/commands/quotas.js');
+    const none = { userDefault: false, clientIdDefault: false, entityDefault: false };
+    expect(entityOf({ ...none, user: 'alice', clientIdDefault: true })).to.deep.equal([{ entityType: 'user', entityName: 'alice' }, { entityType: 'client-id', entityName: null }]);
+    expect(entityOf({ ...none, entityType: 'clients', entityName: 'app' })).to.deep.equal([{ entityType: 'client-id', entityName: 'app' }]);
+    expect(entityOf({ ...none, entityType: 'users', entityDefault: true, clientId: 'c' })).to.deep.equal([{ entityType: 'user', entityName: null }, { entityType: 'client-id', entityName: 'c' }]);
+    expect(() => entityOf({ ...none, entityType: 'topics', entityName: 'x' })).to.throw(/users or clients/);
+    expect(() => entityOf({ ...none, user: 'a', entityType: 'users', entityName: 'b' })).to.throw(/named twice/);
+    expect(() => entityOf({ ...none, user: 'a', userDefault: true })).to.throw(/not both/);
+    expect(parseQuotaValues(['producer_byte_rate=10,consumer_byte_rate=20', 'request_percentage=2.5'])).to.deep.equal({ producer_byte_rate: 10, consumer_byte_rate: 20, request_percentage: 2.5 });
+    expect(() => parseQuotaValues(['producer_byte_rate=lots'])).to.throw(/must be a number/);
+  });
+
+  it('counts throttle time per quota, user and client id in the node metrics', async () => {
+    const { NodeMetrics } = await import('../../src/server/metrics.js');
+    const m = new NodeMetrics({ defaultMetrics: false });
+    m.onThrottle('produce', 'alice', '', 120);
+    m.onThrottle('produce', 'alice', '', 30);
+    const text = await m.text();
+    expect(text).to.contain('sluice_client_quota_throttle_time_ms_total{quota="produce",user="alice",client_id=""} 150');
+    expect(text).to.contain('sluice_client_quota_throttled_requests_total{quota="produce",user="alice",client_id=""} 2');
+  });
+});
