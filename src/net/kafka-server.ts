@@ -251,12 +251,14 @@ export class KafkaServer {
     private readonly handler: KafkaFrameHandler,
     private readonly log: Logger,
     private readonly limits: KafkaConnectionLimits = DEFAULT_KAFKA_LIMITS,
+    /** Timers of quota throttles (a muted connection's wake-up). */
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {
     this.server = net.createServer((socket) => this.onConnection(socket));
   }
 
   private onConnection(socket: net.Socket): void {
-    const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log);
+    const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log, this.scheduler);
     this.connections.add(conn);
     socket.on('close', () => this.connections.delete(conn));
   }

@@ -3,6 +3,7 @@
 // request handler and limits. listen() resolves once bound or rejects with a
 // clear message (e.g. port in use) — never an unhandled 'error' event.
 
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../util/logger.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './limits.js';
@@ -38,6 +39,8 @@ export class WsServer {
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
     /** How responses are framed (the broker passes fetch answers' record batches through: broker-api.ts). */
     private readonly encoder: ResponseEncoder = defaultResponseEncoder,
+    /** Timers of quota throttles (a muted connection's wake-up). */
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {}
 
   listen(addr: ListenAddress): Promise<ListenAddress> {
@@ -57,7 +60,7 @@ export class WsServer {
         resolve(bound === null || typeof bound === 'string' ? addr : { host: addr.host, port: bound.port });
       });
       wss.on('connection', (ws, req) => {
-        const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder);
+        const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder, this.scheduler);
         this.connections.add(conn);
         ws.on('close', () => this.connections.delete(conn));
       });

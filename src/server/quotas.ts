@@ -115,8 +115,9 @@ export class ClientQuotas {
   /** The WebSocket listener's handler with quotas enforced around it. */
   wrapHandler(handler: RequestHandler): RequestHandler {
     return (req: RequestEnvelope, conn: ConnectionInfo) => {
-      const follower = req.apiKey === ApiKey.Fetch && isFollowerFetch(req.body);
-      if (!this.manager.enabled || this.isReplication(conn) || follower) return this.watchReplication(req, conn, handler(req, conn));
+      if (this.isReplication(conn)) return handler(req, conn);
+      if (req.apiKey === ApiKey.Fetch && isFollowerFetch(req.body)) return this.watchReplication(conn, handler(req, conn));
+      if (!this.manager.enabled) return handler(req, conn);
       const client = this.client(conn, req.clientId);
       const isFetch = req.apiKey === ApiKey.Fetch;
       const request = isFetch ? capFetch(req, this.fetchBytesMax(client)) : req;
@@ -144,8 +145,7 @@ export class ClientQuotas {
   }
 
   /** Marks a connection whose follower fetch the replica manager accepted (validated broker id and epoch). */
-  private watchReplication(req: RequestEnvelope, conn: ConnectionInfo, result: unknown): unknown {
-    if (req.apiKey !== ApiKey.Fetch || !isFollowerFetch(req.body)) return result;
+  private watchReplication(conn: ConnectionInfo, result: unknown): unknown {
     const mark = (body: unknown): unknown => {
       if (isMap(body) && (body.errorCode === undefined || body.errorCode === 0)) this.markReplication(conn);
       return body;

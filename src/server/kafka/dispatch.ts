@@ -63,7 +63,8 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     if (inVersions(handler.spec.request.flexible, header.apiVersion)) skipHeaderTags(r);
     const req = decodeMessage(handler.spec.request, header.apiVersion, r);
     const ctx = { version: header.apiVersion, header, conn, deps };
-    const quotas = deps.quotas;
+    // Without any quota set, nothing is measured (and nothing costs).
+    const quotas = deps.quotas?.manager.enabled ? deps.quotas : undefined;
     const client = quotas ? quotas.client(conn, header.clientId) : null;
     // Replica fetches are refused on this listener (fetch.ts): every fetch here is a consumer's.
     const consumerFetch = header.apiKey === FETCH_KEY;
