@@ -202,6 +202,14 @@ export class QuotaManager {
     return throttleMs;
   }
 
+  /** Whether `client` is over its `kind` quota now, before anything more is recorded. */
+  overQuota(kind: QuotaKind, client: QuotaClient): boolean {
+    const m = this.match(kind, client);
+    if (!m) return false;
+    const entry = this.sensors.get(sensorKey(kind, m.metric));
+    return entry !== undefined && entry.sensor.rate(this.windows, this.clock.monotonicMs()) > m.bound;
+  }
+
   /** Takes back a recorded value (Kafka does so for a fetch it answers empty because it throttles). */
   unrecord(kind: QuotaKind, client: QuotaClient, value: number): void {
     const m = this.match(kind, client);

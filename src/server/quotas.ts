@@ -6,10 +6,13 @@
 //     the event loop time the request took) → request_percentage;
 //   - Produce: the batch bytes → producer_byte_rate;
 //   - Fetch by a consumer: the answer's record bytes → consumer_byte_rate. A
-//     throttled fetch is answered empty and its bytes taken back, as in Kafka
-//     (the records are read again after the throttle); a consumer's fetch size
-//     is capped at what its quota allows over the window span, so one answer
-//     alone never throttles it for ever;
+//     throttled fetch of a consumer that was already over its quota is
+//     answered empty and its bytes taken back, as in Kafka (the records are
+//     read again after the throttle). Unlike Kafka, a consumer within its
+//     quota gets its answer even when that answer takes it over (and is then
+//     throttled): a batch larger than the quota's window budget would
+//     otherwise never be delivered. A consumer's fetch size is capped at what
+//     its quota allows over the window span, as in Kafka;
 //   - the throttle is the largest of those; the answer carries it in
 //     throttleTimeMs and the connection is muted for that long (KIP-219: no
 //     further request is read from it until then).
@@ -95,9 +98,13 @@ export class ClientQuotas {
     const requestMs = this.track('request', client, use.handlerMs * 0.1);
     const produceMs = use.produceBytes !== undefined ? this.track('produce', client, use.produceBytes) : 0;
     let fetchMs = 0;
-    if (use.fetchBytes !== undefined) fetchMs = this.track('fetch', client, use.fetchBytes);
+    let wasOver = false;
+    if (use.fetchBytes !== undefined) {
+      wasOver = this.manager.overQuota('fetch', client) || requestMs > 0;
+      fetchMs = this.track('fetch', client, use.fetchBytes);
+    }
     const throttleMs = Math.max(requestMs, produceMs, fetchMs);
-    const emptyFetch = use.fetchBytes !== undefined && throttleMs > 0;
+    const emptyFetch = use.fetchBytes !== undefined && throttleMs > 0 && wasOver;
     if (emptyFetch) this.manager.unrecord('fetch', client, use.fetchBytes!);
     if (throttleMs > 0) (conn as Partial<Throttleable>).throttle?.(throttleMs);
     return { throttleMs, emptyFetch };

@@ -15,6 +15,7 @@ import { sluiceAgainst } from './cli-kit.js';
 import { RawKafkaClient } from '../protocol/kafka/raw-client.js';
 import { produce } from '../../src/protocol/kafka/apis/produce/schema.js';
 import { apiVersions } from '../../src/protocol/kafka/apis/api-versions/schema.js';
+import { fetch } from '../../src/protocol/kafka/apis/fetch/schema.js';
 import { describeClientQuotas } from '../../src/protocol/kafka/apis/describe-client-quotas/schema.js';
 import { alterClientQuotas } from '../../src/protocol/kafka/apis/alter-client-quotas/schema.js';
 import type { Struct } from '../../src/protocol/kafka/message.js';
@@ -146,6 +147,33 @@ describe('client quotas on a real node (both listeners, CLI, kafka-configs)', fu
     expect(order).to.deep.equal(['fast', 'slow']);
   });
 
+  it('answers a consumer over its fetch quota empty, with throttle_time_ms, and another client id in full', async () => {
+    await ok('quotas', 'set', '--client-id', 'k-reader', '--add-config', 'consumer_byte_rate=1000');
+    const fetchReq = (): Struct => ({
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 10_000_000, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: TOPIC, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, partitionMaxBytes: 1_000_000 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const reader = await raw('k-reader');
+    const other = await raw('k-other');
+    // Each of the earlier produces left a 13 kB batch, over the reader's 10 kB window budget: the answer
+    // that takes a reader over its quota is delivered, and throttled; the next one (read once the
+    // connection is unmuted, while still over) is answered empty.
+    let answer: Struct = {};
+    await waitFor('a throttled fetch', async () => {
+      answer = await reader.request(fetch, 12, fetchReq());
+      return (answer.throttleTimeMs as number) > 0;
+    }, { timeoutMs: 20_000, intervalMs: 50 });
+    expect((answer.responses as Struct[])).to.have.length(1);
+    const empty = await reader.request(fetch, 12, fetchReq());
+    expect(empty.throttleTimeMs).to.be.greaterThan(0);
+    expect(empty.responses).to.deep.equal([]);
+    const full = await other.request(fetch, 12, fetchReq());
+    expect(full.throttleTimeMs).to.equal(0);
+    const records = ((full.responses as Struct[])[0]!.partitions as Struct[])[0]!.records as Buffer;
+    expect(records.length).to.be.greaterThan(13_000);
+  });
+
   it('throttles and mutes a WebSocket client by its envelope client id, and counts it in /metrics', async () => {
     await ok('quotas', 'set', '--user', 'ANONYMOUS', '--client-id', 'ws-slow', '--add-config', 'producer_byte_rate=1000');
     const link = async (clientId: string): Promise<ClientLink> => {
@@ -172,7 +200,7 @@ describe('client quotas on a real node (both listeners, CLI, kafka-configs)', fu
 
     const url = metricsUrl(cluster.nodes[0]!);
     expect(url, 'metrics listener url in the log').to.be.a('string');
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await (await globalThis.fetch(`${url}/metrics`)).text();
     const series = (user: string, clientId: string) => new RegExp(`sluice_client_quota_throttle_time_ms_total\\{quota="produce",user="${user}",client_id="${clientId}"\\} (\\d+)`).exec(text);
     expect(Number(series('', 'k-slow')?.[1])).to.be.greaterThan(0);
     expect(Number(series('ANONYMOUS', 'ws-slow')?.[1])).to.be.greaterThan(0);
