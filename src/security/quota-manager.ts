@@ -27,7 +27,9 @@
 // time and mutes the connection for that long.
 //
 // Bounds: one sensor per (quota kind, metric entity) seen; a sensor idle for a
-// whole quota window span is dropped (it would measure nothing anyway).
+// whole quota window span is dropped (it would measure nothing anyway). The
+// match of each (user, client id) is cached until the quotas change, at most
+// RESOLVED_MAX of them (the cache is emptied past that).
 
 import type { Clock } from '../util/clock.js';
 import type { ClientQuotaEntry } from '../metadata/image.js';
@@ -66,7 +68,11 @@ export interface QuotaMatch {
   readonly bound: number;
   readonly entity: QuotaEntity;
   readonly metric: QuotaMetricEntity;
+  /** The sensor's key: kind and metric entity. */
+  readonly sensorKey: string;
 }
+
+const RESOLVED_MAX = 10_000;
 
 interface Sample { startMs: number; value: number }
 
@@ -145,6 +151,9 @@ export class QuotaManager {
   private quotas: ReadonlyMap<string, ClientQuotaEntry> = new Map();
   private readonly sensors = new Map<string, { kind: QuotaKind; metric: QuotaMetricEntity; bound: number; sensor: Sensor }>();
   private lastSweepMs: number;
+  /** user → client id → kind → match (null: no quota); emptied when the quotas change. */
+  private resolved = new Map<string, Map<string, Partial<Record<QuotaKind, QuotaMatch | null>>>>();
+  private resolvedCount = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -157,6 +166,8 @@ export class QuotaManager {
   /** The quotas of the metadata image (MetadataImage.clientQuotas); sensors keep their history. */
   setQuotas(quotas: ReadonlyMap<string, ClientQuotaEntry>): void {
     this.quotas = quotas;
+    this.resolved = new Map();
+    this.resolvedCount = 0;
   }
 
   /** Whether any quota is set: without one, nothing is measured. */
@@ -167,12 +178,29 @@ export class QuotaManager {
   /** The quota of `kind` that applies to `client`, or null (unlimited). */
   match(kind: QuotaKind, client: QuotaClient): QuotaMatch | null {
     if (this.quotas.size === 0) return null;
+    let byClient = this.resolved.get(client.user);
+    if (!byClient) this.resolved.set(client.user, byClient = new Map());
+    let kinds = byClient.get(client.clientId);
+    if (!kinds) {
+      if (this.resolvedCount >= RESOLVED_MAX) {
+        this.resolved = new Map([[client.user, byClient = new Map()]]);
+        this.resolvedCount = 0;
+      }
+      byClient.set(client.clientId, kinds = {});
+      this.resolvedCount++;
+    }
+    let m = kinds[kind];
+    if (m === undefined) kinds[kind] = m = this.resolve(kind, client);
+    return m;
+  }
+
+  private resolve(kind: QuotaKind, client: QuotaClient): QuotaMatch | null {
     const key = QUOTA_KEY_OF[kind];
     for (const entity of candidateEntities(client)) {
       const bound = this.quotas.get(quotaEntityKey(entity))?.values.get(key);
       if (bound === undefined) continue;
       const metric = { user: entity.user === undefined ? '' : client.user, clientId: entity.clientId === undefined ? '' : client.clientId };
-      return { bound, entity, metric };
+      return { bound, entity, metric, sensorKey: sensorKey(kind, metric) };
     }
     return null;
   }
@@ -195,7 +223,7 @@ export class QuotaManager {
     if (kind === 'request') throttleMs = Math.min(throttleMs, this.windows.windowSizeMs);
     throttleMs = Math.min(throttleMs, 0x7fffffff);
     if (throttleMs > 0) {
-      const entry = this.sensors.get(sensorKey(kind, m.metric))!;
+      const entry = this.sensors.get(m.sensorKey)!;
       entry.sensor.throttleMsTotal += throttleMs;
       entry.sensor.throttledCount++;
     }
@@ -206,7 +234,7 @@ export class QuotaManager {
   overQuota(kind: QuotaKind, client: QuotaClient): boolean {
     const m = this.match(kind, client);
     if (!m) return false;
-    const entry = this.sensors.get(sensorKey(kind, m.metric));
+    const entry = this.sensors.get(m.sensorKey);
     return entry !== undefined && entry.sensor.rate(this.windows, this.clock.monotonicMs()) > m.bound;
   }
 
@@ -235,9 +263,8 @@ export class QuotaManager {
   }
 
   private sensorOf(kind: QuotaKind, m: QuotaMatch, now: number): Sensor {
-    const key = sensorKey(kind, m.metric);
-    let entry = this.sensors.get(key);
-    if (!entry) this.sensors.set(key, entry = { kind, metric: m.metric, bound: m.bound, sensor: new Sensor(now) });
+    let entry = this.sensors.get(m.sensorKey);
+    if (!entry) this.sensors.set(m.sensorKey, entry = { kind, metric: m.metric, bound: m.bound, sensor: new Sensor(now) });
     entry.bound = m.bound;
     return entry.sensor;
   }
