@@ -2,8 +2,8 @@
 // pure QuotaManager, src/security/quota-manager.ts). One instance per broker;
 // the WebSocket listener's handler is wrapped by wrapHandler(), the Kafka
 // dispatcher calls settle() itself. Either way, per request:
-//   - the handler's own time (its synchronous part and the answer's encoding:
-//     the event loop time the request took) → request_percentage;
+//   - the handler's own time (its synchronous part: the event-loop time the
+//     request took, not time spent waiting) → request_percentage;
 //   - Produce: the batch bytes → producer_byte_rate;
 //   - Fetch by a consumer: the answer's record bytes → consumer_byte_rate. A
 //     throttled fetch of a consumer that was already over its quota is

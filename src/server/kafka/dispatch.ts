@@ -31,7 +31,7 @@ import type { Logger } from '../../util/logger.js';
 import { NO_KAFKA_RESPONSE, type KafkaApiHandler, type KafkaDeps, type KafkaHandlerResult } from './api.js';
 import { KAFKA_HANDLERS } from './handlers.js';
 import { apiVersionsBody } from './api-versions.js';
-import { fetchBytesOf, type RequestUsage } from '../quotas.js';
+import { fetchBytesOf, type ClientQuotas, type RequestUsage } from '../quotas.js';
 
 const PRODUCE_KEY = 0;
 const FETCH_KEY = 1;
@@ -45,6 +45,40 @@ function encodeAnswer(handler: KafkaApiHandler, header: RequestHeader, body: Str
   writeResponseHeader(w, header.correlationId, inVersions(handler.spec.response.flexible, header.apiVersion), header.apiKey);
   encodeMessage(handler.spec.response, header.apiVersion, body, w);
   return w.finish();
+}
+
+interface QuotaScope {
+  /** The handler's synchronous part is over: its time is the request's cost. */
+  handled(): void;
+  /** Records the request and returns its answer with the throttle in throttleTimeMs (a throttled fetch: empty). */
+  settle(body: Struct | null, failed: boolean): Struct | null;
+}
+
+/** The quota side of one request, or null while no quota is set (then nothing is measured). */
+function quotaScope(quotas: ClientQuotas | undefined, conn: ConnectionInfo, header: RequestHeader, req: Struct, frameBytes: number): QuotaScope | null {
+  if (!quotas?.manager.enabled) return null;
+  const client = quotas.client(conn, header.clientId);
+  // Replica fetches are refused on this listener (fetch.ts): every fetch here is a consumer's.
+  const consumerFetch = header.apiKey === FETCH_KEY;
+  if (consumerFetch) {
+    const cap = quotas.fetchBytesMax(client);
+    if (cap !== null && (req.maxBytes as number) > cap) req.maxBytes = cap;
+  }
+  const start = quotas.now();
+  let handlerMs = 0;
+  return {
+    handled: () => { handlerMs = quotas.now() - start; },
+    settle(body, failed) {
+      const use: RequestUsage = {
+        handlerMs,
+        ...(header.apiKey === PRODUCE_KEY ? { produceBytes: frameBytes } : {}),
+        ...(consumerFetch && !failed && body ? { fetchBytes: fetchBytesOf(body) } : {}),
+      };
+      const s = quotas.settle(conn, client, use);
+      if (!body || s.throttleMs === 0) return body;
+      return s.emptyFetch ? { ...body, throttleTimeMs: s.throttleMs, responses: [], nodeEndpoints: [] } : { ...body, throttleTimeMs: s.throttleMs };
+    },
+  };
 }
 
 export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: ReadonlyMap<number, KafkaApiHandler> = KAFKA_HANDLERS): KafkaFrameHandler {
@@ -63,29 +97,8 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     if (inVersions(handler.spec.request.flexible, header.apiVersion)) skipHeaderTags(r);
     const req = decodeMessage(handler.spec.request, header.apiVersion, r);
     const ctx = { version: header.apiVersion, header, conn, deps };
-    // Without any quota set, nothing is measured (and nothing costs).
-    const quotas = deps.quotas?.manager.enabled ? deps.quotas : undefined;
-    const client = quotas ? quotas.client(conn, header.clientId) : null;
-    // Replica fetches are refused on this listener (fetch.ts): every fetch here is a consumer's.
-    const consumerFetch = header.apiKey === FETCH_KEY;
-    if (quotas && client && consumerFetch) {
-      const cap = quotas.fetchBytesMax(client);
-      if (cap !== null && (req.maxBytes as number) > cap) req.maxBytes = cap;
-    }
-    const start = quotas ? quotas.now() : 0;
-    let syncMs = 0;
-    /** The throttle for this request, set on the answer's throttleTimeMs (a throttled fetch answers empty). */
-    const settle = (body: Struct | null, failed: boolean): Struct | null => {
-      if (!quotas || !client) return body;
-      const use: RequestUsage = {
-        handlerMs: syncMs,
-        ...(header.apiKey === PRODUCE_KEY ? { produceBytes: frame.length } : {}),
-        ...(consumerFetch && !failed && body ? { fetchBytes: fetchBytesOf(body) } : {}),
-      };
-      const s = quotas.settle(conn, client, use);
-      if (!body || s.throttleMs === 0) return body;
-      return s.emptyFetch ? { ...body, throttleTimeMs: s.throttleMs, responses: [], nodeEndpoints: [] } : { ...body, throttleTimeMs: s.throttleMs };
-    };
+    const scope = quotaScope(deps.quotas, conn, header, req, frame.length);
+    const settle = (body: Struct | null, failed: boolean): Struct | null => (scope ? scope.settle(body, failed) : body);
     const onError = (err: unknown): Uint8Array[] => {
       if (!(err instanceof SluiceError)) log.error({ err, api: handler.spec.name, conn: conn.id }, 'Kafka request handler failed');
       const code = err instanceof SluiceError ? err.code : Errors.UNKNOWN_SERVER_ERROR.code;
@@ -110,10 +123,10 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     try {
       result = handler.handle(req, ctx);
     } catch (err) {
-      syncMs = quotas ? quotas.now() - start : 0;
+      scope?.handled();
       return onError(err);
     }
-    syncMs = quotas ? quotas.now() - start : 0;
+    scope?.handled();
     if (result instanceof Promise) return result.then(answer, onError);
     return answer(result);
   };
