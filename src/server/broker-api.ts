@@ -71,6 +71,8 @@ const FORWARDED: ReadonlyMap<number, string> = new Map([
   [ApiKey.ElectLeaders, 'electLeaders'],
   [ApiKey.AlterPartitionReassignments, 'alterReassignments'],
   [ApiKey.ListPartitionReassignments, 'listReassignments'],
+  [ApiKey.DescribeClientQuotas, 'describeClientQuotas'],
+  [ApiKey.AlterClientQuotas, 'alterClientQuotas'],
   [ApiKey.DescribeQuorum, 'describeQuorum'],
 ]);
 

@@ -155,6 +155,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
           autoCreateTopics: cfg.broker.autoCreateTopics,
           ...(tls ? { tls, listenTls: cfg.broker.listen.url.startsWith('wss:') } : {}),
           sasl: cfg.broker.sasl,
+          quotaWindows: cfg.broker.quotaWindows,
         },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),

@@ -54,6 +54,8 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('sasl-oauthbearer-expected-issuer', { type: 'string', describe: 'sasl.oauthbearer.expected.issuer: a token\'s iss must equal it' })
     .option('sasl-oauthbearer-clock-skew-seconds', { type: 'number', describe: 'sasl.oauthbearer.clock.skew.seconds: leeway for exp and nbf (default 30)' })
     .option('sasl-oauthbearer-sub-claim-name', { type: 'string', describe: 'sasl.oauthbearer.sub.claim.name: the claim naming the principal (default sub)' })
+    .option('quota-window-num', { type: 'number', describe: 'quota.window.num: samples client quota rates are measured over (default 11)' })
+    .option('quota-window-size-seconds', { type: 'number', describe: 'quota.window.size.seconds: length of one quota sample (default 1)' })
     .option('http-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz, /readyz and the web console (/console/) over HTTP at http://host:port (off by default; http.listen)' })
     .option('metrics-listen', { type: 'string', describe: 'the old name of --http-listen' })
     .option('console-admin', { type: 'boolean', describe: 'let the web console produce records and run admin actions (elect leaders, delete groups); default: read-only (console.admin.enable)' })

@@ -33,6 +33,7 @@ import { offsetDeleteHandler } from './offset-delete.js';
 import { initProducerIdHandler } from './init-producer-id.js';
 import { saslAuthenticateHandler, saslHandshakeHandler } from './sasl.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram-credentials.js';
+import { alterClientQuotasHandler, describeClientQuotasHandler } from './client-quotas.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -69,6 +70,8 @@ const handlers: KafkaApiHandler[] = [
   saslAuthenticateHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));

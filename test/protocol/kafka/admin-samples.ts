@@ -18,6 +18,8 @@ import { incrementalAlterConfigs } from '../../../src/protocol/kafka/apis/increm
 import { alterPartitionReassignments } from '../../../src/protocol/kafka/apis/alter-partition-reassignments/schema.js';
 import { listPartitionReassignments } from '../../../src/protocol/kafka/apis/list-partition-reassignments/schema.js';
 import { describeCluster } from '../../../src/protocol/kafka/apis/describe-cluster/schema.js';
+import { describeClientQuotas } from '../../../src/protocol/kafka/apis/describe-client-quotas/schema.js';
+import { alterClientQuotas } from '../../../src/protocol/kafka/apis/alter-client-quotas/schema.js';
 
 export interface AdminSample {
   readonly dir: string;
@@ -145,5 +147,21 @@ export const ADMIN_SAMPLES: readonly AdminSample[] = [
       brokers: [{ brokerId: 1, host: '127.0.0.1', port: 9192, rack: null }, { brokerId: 2, host: 'b2.local', port: 9193, rack: 'r2' }],
       clusterAuthorizedOperations: 8096,
     },
+  },
+  {
+    dir: 'describe-client-quotas', spec: describeClientQuotas, versions: range(0, 1),
+    request: { components: [{ entityType: 'user', matchType: 0, match: 'alice' }, { entityType: 'client-id', matchType: 1, match: null }], strict: true },
+    response: {
+      throttleTimeMs: 7, errorCode: 0, errorMessage: null,
+      entries: [{ entity: [{ entityType: 'user', entityName: 'alice' }, { entityType: 'client-id', entityName: null }], values: [{ key: 'producer_byte_rate', value: 1048576 }, { key: 'request_percentage', value: 12.5 }] }],
+    },
+  },
+  {
+    dir: 'alter-client-quotas', spec: alterClientQuotas, versions: range(0, 1),
+    request: {
+      entries: [{ entity: [{ entityType: 'user', entityName: null }], ops: [{ key: 'consumer_byte_rate', value: 2097152, remove: false }, { key: 'producer_byte_rate', value: 0, remove: true }] }],
+      validateOnly: false,
+    },
+    response: { throttleTimeMs: 0, entries: [{ errorCode: 42, errorMessage: 'INVALID_REQUEST: invalid configuration key x', entity: [{ entityType: 'user', entityName: null }] }] },
   },
 ];
