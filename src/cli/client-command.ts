@@ -35,9 +35,9 @@ export function withClientFlags<T>(y: Argv<T>): Argv<T & ClientFlags> {
     })
     .option('json', { type: 'boolean', default: false, describe: 'machine-readable output' })
     .option('request-timeout-ms', { type: 'number', default: 10_000, describe: 'how long a broker may take to answer' })
-    .option('tls-ca', { type: 'string', default: process.env.SLUICE_TLS_CA, describe: 'wss:// clusters: PEM file of the CA to trust (env SLUICE_TLS_CA)' })
-    .option('tls-cert', { type: 'string', default: process.env.SLUICE_TLS_CERT, describe: 'wss:// clusters asking for client certificates: PEM certificate (env SLUICE_TLS_CERT)' })
-    .option('tls-key', { type: 'string', default: process.env.SLUICE_TLS_KEY, describe: 'the private key of --tls-cert, PEM (env SLUICE_TLS_KEY)' }) as unknown as Argv<T & ClientFlags>;
+    .option('tls-ca', { type: 'string', default: process.env.SLUICE_TLS_CA || undefined, describe: 'wss:// clusters: PEM file of the CA to trust (env SLUICE_TLS_CA)' })
+    .option('tls-cert', { type: 'string', default: process.env.SLUICE_TLS_CERT || undefined, describe: 'wss:// clusters asking for client certificates: PEM certificate (env SLUICE_TLS_CERT)' })
+    .option('tls-key', { type: 'string', default: process.env.SLUICE_TLS_KEY || undefined, describe: 'the private key of --tls-cert, PEM (env SLUICE_TLS_KEY)' }) as unknown as Argv<T & ClientFlags>;
 }
 
 function readPemFlag(file: string, flag: string): string {
