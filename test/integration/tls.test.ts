@@ -3,7 +3,8 @@
 // so nodes authenticate each other by certificate. One cluster for the file:
 //   - the Sluice client produces and consumes over wss:// (replication and
 //     the quorum run over TLS links, or the cluster would not be up);
-//   - kcat and KafkaJS produce and consume on the SSL listener;
+//   - kcat, KafkaJS and the Java client (perf tools, PEM settings) produce and
+//     consume on the SSL listener;
 //   - a client certificate's principal reaches conn.security (the broker logs
 //     it; a RULE of ssl.principal.mapping.rules maps CN=client-alice to
 //     User:client-alice, the DEFAULT rule keeps the nodes' full names);
@@ -25,7 +26,7 @@ import { Client, nodeWebSocketFactoryWith } from '../../src/index.js';
 import { ClientLink } from '../../src/net/client-link.js';
 import { createCa, issueCert, writeKeystore, type KeyPair } from '../../src/net/tls-certs.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { findTool, runTool } from '../interop/kafka-kit.js';
+import { KAFKA_TOOL_CLASSES, findTool, runTool } from '../interop/kafka-kit.js';
 
 const MAPPING = 'RULE:^CN=(client-[^,]+),.*$/$1/L,DEFAULT';
 
@@ -138,6 +139,33 @@ describe('TLS on every listener and link (3 nodes, mTLS required)', function () 
     // Without a client certificate the handshake is refused (ssl.client.auth=required).
     const anonymous = await runTool(kcat, ['-b', kafkaBootstrap, '-X', 'security.protocol=SSL', '-X', `ssl.ca.location=${caFile()}`, '-L', '-m', '5']);
     expect(anonymous.status).to.not.equal(0);
+  });
+
+  it('serves the SSL:// Kafka listener to the Java client (kafka-producer-perf-test, kafka-consumer-perf-test with PEM settings)', async function () {
+    const { tool: tools, reason } = findTool('kafka-tools');
+    if (!tools) {
+      console.log(`      skipping: ${reason}`);
+      this.skip();
+    }
+    // Kafka's PEM settings (KIP-651): the client certificate inline, lines continued with a backslash.
+    const inline = (pem: string) => pem.trim().split(/\r?\n/).join(' \\\n  ');
+    const config = path.join(dir, 'java-client.properties');
+    fs.writeFileSync(config, [
+      'security.protocol=SSL', 'ssl.truststore.type=PEM', `ssl.truststore.location=${caFile()}`, 'ssl.keystore.type=PEM',
+      `ssl.keystore.certificate.chain=${inline(alice.certPem)}`, `ssl.keystore.key=${inline(alice.keyPem)}`, '',
+    ].join('\n'));
+    const records = 50;
+    const produced = await runTool(tools!, [KAFKA_TOOL_CLASSES.producerPerf, '--topic', 'java-tls', '--num-records', String(records), '--record-size', '20',
+      '--throughput', '-1', '--command-config', config, '--command-property', `bootstrap.servers=${cluster.kafkaBootstrap}`, 'acks=all']);
+    expect(produced.status, produced.stdout + produced.stderr).to.equal(0);
+    expect(produced.stdout).to.match(new RegExp(`^${records} records sent`, 'm'));
+    const consumed = await runTool(tools!, [KAFKA_TOOL_CLASSES.consumerPerf, '--bootstrap-server', cluster.kafkaBootstrap, '--topic', 'java-tls',
+      '--num-records', String(records), '--timeout', '30000', '--command-config', config]);
+    expect(consumed.status, consumed.stdout + consumed.stderr).to.equal(0);
+    const lines = consumed.stdout.split('\n').map((l) => l.trim()).filter((l) => l.includes(','));
+    const header = lines.findIndex((l) => l.startsWith('start.time'));
+    const columns = lines[header]!.split(',').map((c) => c.trim());
+    expect(Number(lines[header + 1]!.split(',').map((c) => c.trim())[columns.indexOf('data.consumed.in.nMsg')]), consumed.stdout).to.equal(records);
   });
 
   it('reloads a replaced certificate for new connections; open ones keep working; a bad file is refused', async () => {
