@@ -155,12 +155,15 @@ describe('TLS on every listener and link (3 nodes, mTLS required)', function () 
       `ssl.keystore.certificate.chain=${inline(alice.certPem)}`, `ssl.keystore.key=${inline(alice.keyPem)}`, '',
     ].join('\n'));
     const records = 50;
-    const produced = await runTool(tools!, [KAFKA_TOOL_CLASSES.producerPerf, '--topic', 'java-tls', '--num-records', String(records), '--record-size', '20',
-      '--throughput', '-1', '--command-config', config, '--command-property', `bootstrap.servers=${cluster.kafkaBootstrap}`, 'acks=all']);
+    // Producer and consumer JVMs run side by side: the consumer waits for the records (the JVM start is most of the time).
+    const [produced, consumed] = await Promise.all([
+      runTool(tools!, [KAFKA_TOOL_CLASSES.producerPerf, '--topic', 'java-tls', '--num-records', String(records), '--record-size', '20',
+        '--throughput', '-1', '--command-config', config, '--command-property', `bootstrap.servers=${cluster.kafkaBootstrap}`, 'acks=all']),
+      runTool(tools!, [KAFKA_TOOL_CLASSES.consumerPerf, '--bootstrap-server', cluster.kafkaBootstrap, '--topic', 'java-tls',
+        '--num-records', String(records), '--timeout', '60000', '--command-config', config]),
+    ]);
     expect(produced.status, produced.stdout + produced.stderr).to.equal(0);
     expect(produced.stdout).to.match(new RegExp(`^${records} records sent`, 'm'));
-    const consumed = await runTool(tools!, [KAFKA_TOOL_CLASSES.consumerPerf, '--bootstrap-server', cluster.kafkaBootstrap, '--topic', 'java-tls',
-      '--num-records', String(records), '--timeout', '30000', '--command-config', config]);
     expect(consumed.status, consumed.stdout + consumed.stderr).to.equal(0);
     const lines = consumed.stdout.split('\n').map((l) => l.trim()).filter((l) => l.includes(','));
     const header = lines.findIndex((l) => l.startsWith('start.time'));
@@ -201,7 +204,10 @@ describe('TLS on every listener and link (3 nodes, mTLS required)', function () 
   it('keeps a node with a certificate from another CA out of the quorum and replication; the cluster goes on', async () => {
     const intruder = cluster.node(4);
     intruder.start();
-    await waitFor('the voters to refuse the intruder\'s handshake', () => /TLS handshake failed/.test(logs()) && intruder.output.length > 5, { timeoutMs: 20_000, intervalMs: 200 });
+    // Before it, no controller listener refused a handshake; the intruder keeps retrying its links and registration.
+    const controllerRefusals = () => (logs().match(/"listener":"controller"[^\n]*TLS handshake failed/g) ?? []).length;
+    expect(controllerRefusals()).to.equal(0);
+    await waitFor('the voters to refuse the intruder\'s handshakes', () => controllerRefusals() >= 3, { timeoutMs: 30_000, intervalMs: 200 });
     // A fetcher presenting the intruder's certificate cannot reach a broker listener.
     const refused = await ClientLink.connect(cluster.node(2).brokerUrl, {
       factory: nodeWebSocketFactoryWith({ ca: ca.certPem, cert: rogue.certPem, key: rogue.keyPem }), connectTimeoutMs: 5_000,
