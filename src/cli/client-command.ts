@@ -12,10 +12,11 @@ import fs from 'node:fs';
 import type { Argv } from 'yargs';
 import { Client, type NodeTlsOptions } from '../index.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
+import { saslOptionsFrom, type AuthFlags } from './client-auth.js';
 
 export const BOOTSTRAP_DEFAULT = 'ws://127.0.0.1:9092';
 
-export interface ClientFlags {
+export interface ClientFlags extends AuthFlags {
   readonly bootstrap: string;
   readonly json: boolean;
   readonly requestTimeoutMs: number;
@@ -37,7 +38,12 @@ export function withClientFlags<T>(y: Argv<T>): Argv<T & ClientFlags> {
     .option('request-timeout-ms', { type: 'number', default: 10_000, describe: 'how long a broker may take to answer' })
     .option('tls-ca', { type: 'string', default: process.env.SLUICE_TLS_CA || undefined, describe: 'wss:// clusters: PEM file of the CA to trust (env SLUICE_TLS_CA)' })
     .option('tls-cert', { type: 'string', default: process.env.SLUICE_TLS_CERT || undefined, describe: 'wss:// clusters asking for client certificates: PEM certificate (env SLUICE_TLS_CERT)' })
-    .option('tls-key', { type: 'string', default: process.env.SLUICE_TLS_KEY || undefined, describe: 'the private key of --tls-cert, PEM (env SLUICE_TLS_KEY)' }) as unknown as Argv<T & ClientFlags>;
+    .option('tls-key', { type: 'string', default: process.env.SLUICE_TLS_KEY || undefined, describe: 'the private key of --tls-cert, PEM (env SLUICE_TLS_KEY)' })
+    .option('sasl-mechanism', { type: 'string', describe: 'log in with SCRAM-SHA-256, SCRAM-SHA-512, PLAIN or OAUTHBEARER (env SLUICE_SASL_MECHANISM)' })
+    .option('sasl-username', { type: 'string', describe: 'SASL user name (env SLUICE_SASL_USERNAME)' })
+    .option('sasl-password', { type: 'string', describe: 'SASL password (env SLUICE_SASL_PASSWORD; a flag shows in ps: prefer the env or --command-config)' })
+    .option('sasl-token-file', { type: 'string', describe: 'OAUTHBEARER: file holding the JWT (env SLUICE_SASL_TOKEN: the JWT itself)' })
+    .option('command-config', { type: 'string', describe: 'client settings file with Kafka\'s names: security.protocol, sasl.mechanism, sasl.username, sasl.password or sasl.jaas.config' }) as unknown as Argv<T & ClientFlags>;
 }
 
 function readPemFlag(file: string, flag: string): string {
@@ -62,8 +68,10 @@ export function tlsOptionsFrom(flags: ClientFlags): NodeTlsOptions | undefined {
 /** A Client for the command: few retries, so a dead bootstrap fails fast with its address. */
 export function clientFrom(flags: ClientFlags): Client {
   const tls = tlsOptionsFrom(flags);
+  const sasl = saslOptionsFrom(flags);
   return new Client({
     ...(tls ? { tls } : {}),
+    ...(sasl ? { sasl } : {}),
     bootstrap: flags.bootstrap,
     clientId: 'sluice-cli',
     requestTimeoutMs: flags.requestTimeoutMs,

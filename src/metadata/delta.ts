@@ -15,6 +15,7 @@ import {
   type BrokerRegistration,
   type ClusterInfo,
   type PartitionRegistration,
+  type ScramCredentialImage,
   type TopicImage,
 } from './image.js';
 import { NO_LEADER, type BrokerId, type MetadataRecord, type PartitionChangeRecord, type PartitionRecord } from './records.js';
@@ -43,6 +44,8 @@ export class MetadataDelta {
   private readonly topics = new Map<string, MutableTopic | null>();
   private readonly configs = new Map<string, Map<string, string>>();
   private readonly removed = new Map<string, TopicImage>();
+  /** Users whose SCRAM credentials changed: their whole new set (empty: no credentials left). */
+  private readonly scram = new Map<string, Map<number, ScramCredentialImage>>();
 
   constructor(readonly base: MetadataImage) {
     this.offset = base.offset;
@@ -127,6 +130,14 @@ export class MetadataDelta {
         assert(record.nextProducerId >= this.nextProducerId, 'producer id blocks must not go backwards');
         this.nextProducerId = record.nextProducerId;
         return;
+      case 'userScramCredential': {
+        const creds = this.scramOf(record.name);
+        creds.set(record.mechanism, Object.freeze({ mechanism: record.mechanism, salt: record.salt, storedKey: record.storedKey, serverKey: record.serverKey, iterations: record.iterations }));
+        return;
+      }
+      case 'removeUserScramCredential':
+        this.scramOf(record.name).delete(record.mechanism);
+        return;
       default:
         unreachable(record, 'metadata record');
     }
@@ -163,6 +174,15 @@ export class MetadataDelta {
     };
     checkPartition(next, record.topicId, record.partition);
     topic.partitions.set(record.partition, Object.freeze(next));
+  }
+
+  private scramOf(name: string): Map<number, ScramCredentialImage> {
+    let creds = this.scram.get(name);
+    if (!creds) {
+      creds = new Map(this.base.scramCredentials.get(name) ?? []);
+      this.scram.set(name, creds);
+    }
+    return creds;
   }
 
   /** The broker as of this delta (including unapplied changes). */
@@ -224,7 +244,16 @@ export class MetadataDelta {
       if (entries.size === 0) configs.delete(key);
       else configs.set(key, new Map(entries));
     }
-    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId);
+    let scram = this.base.scramCredentials;
+    if (this.scram.size > 0) {
+      const next = new Map(scram);
+      for (const [name, creds] of this.scram) {
+        if (creds.size === 0) next.delete(name);
+        else next.set(name, new Map(creds));
+      }
+      scram = next;
+    }
+    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram);
   }
 }
 

@@ -38,8 +38,18 @@ export function configKey(type: ConfigResourceType, name: string): string {
   return `${type}:${name}`;
 }
 
+/** A user's SCRAM credential for one mechanism, as replayed from UserScramCredentialRecord. */
+export interface ScramCredentialImage {
+  /** Kafka's ScramMechanism id (1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512). */
+  readonly mechanism: number;
+  readonly salt: Uint8Array;
+  readonly storedKey: Uint8Array;
+  readonly serverKey: Uint8Array;
+  readonly iterations: number;
+}
+
 export class MetadataImage {
-  static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0);
+  static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0, new Map());
 
   constructor(
     /** Metadata log index of the last replayed record; -1 for the empty image. */
@@ -52,7 +62,13 @@ export class MetadataImage {
     readonly configs: ReadonlyMap<string, ReadonlyMap<string, string>>,
     /** The next producer id the controller may hand out. */
     readonly nextProducerId: number,
+    /** User name → mechanism id → salted SCRAM credential (never a password). */
+    readonly scramCredentials: ReadonlyMap<string, ReadonlyMap<number, ScramCredentialImage>> = new Map(),
   ) {}
+
+  scramCredential(user: string, mechanism: number): ScramCredentialImage | undefined {
+    return this.scramCredentials.get(user)?.get(mechanism);
+  }
 
   topic(name: string): TopicImage | undefined {
     return this.topicsByName.get(name);
@@ -94,6 +110,11 @@ export class MetadataImage {
       const resourceName = key.slice(sep + 1);
       for (const [name, value] of sortedBy([...entries.entries()], (x) => x[0])) {
         out.push({ type: 'config', v: 1, resourceType, resourceName, name, value });
+      }
+    }
+    for (const [name, byMechanism] of sortedBy([...this.scramCredentials.entries()], (x) => x[0])) {
+      for (const [mechanism, c] of sortedBy([...byMechanism.entries()], (x) => x[0])) {
+        out.push({ type: 'userScramCredential', v: 1, name, mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations });
       }
     }
     if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });

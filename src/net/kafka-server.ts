@@ -201,6 +201,16 @@ export class KafkaConnection implements ConnectionInfo {
     }
   }
 
+  /** ConnectionInfo.close: ends the socket after every answer handed to it so far is written (a SASL failure's answer). */
+  close(reason: string): void {
+    if (this.closed) return;
+    // Answers still being computed are dropped; those already written go out before the FIN.
+    this.closed = true;
+    this.log.warn({ conn: this.id, remote: this.remoteAddress, reason }, 'closing Kafka connection');
+    this.socket.end();
+    this.socket.setTimeout(5_000, () => this.socket.destroy());
+  }
+
   closeWith(reason: string, level: 'warn' | 'debug' | 'error' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
@@ -225,6 +235,8 @@ export class KafkaServer {
     private readonly limits: KafkaConnectionLimits = DEFAULT_KAFKA_LIMITS,
     /** Present: the listener speaks TLS (SSL:// or SASL_SSL://). */
     private readonly tlsContext?: TlsContext,
+    /** Called for every accepted connection before its first byte is read (the SASL layer arms its timeout); returns a clean-up for its close. */
+    private readonly onOpen?: (conn: KafkaConnection) => (() => void),
   ) {
     if (tlsContext) {
       const server = tls.createServer(tlsContext.serverOptions(), (socket) => this.onConnection(socket));
@@ -248,7 +260,11 @@ export class KafkaServer {
       if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');
     }
     this.connections.add(conn);
-    socket.on('close', () => this.connections.delete(conn));
+    const cleanup = this.onOpen?.(conn);
+    socket.on('close', () => {
+      this.connections.delete(conn);
+      cleanup?.();
+    });
   }
 
   listen(addr: { host: string; port: number }): Promise<{ host: string; port: number }> {

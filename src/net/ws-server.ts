@@ -15,6 +15,9 @@ import type { Logger } from '../util/logger.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './limits.js';
 import { ServerConnection, defaultResponseEncoder, type RequestHandler, type ResponseEncoder } from './server-connection.js';
 
+/** The subprotocol a client may offer, beside "bearer.<token>" (docs/protocol.md); the server answers with it. */
+export const SLUICE_SUBPROTOCOL = 'sluice';
+
 export interface ListenAddress {
   readonly host: string;
   readonly port: number;
@@ -48,6 +51,12 @@ export class WsServer {
     private readonly encoder: ResponseEncoder = defaultResponseEncoder,
     /** Present: the listener speaks wss://. */
     private readonly tls?: TlsContext,
+    /**
+     * Called for every accepted connection before its first message, with the
+     * upgrade request's offered subprotocols (a browser's bearer token rides
+     * there: docs/protocol.md); returns a clean-up for its close.
+     */
+    private readonly onOpen?: (conn: ServerConnection, protocols: readonly string[]) => (() => void),
   ) {}
 
   private detachTls: (() => void) | null = null;
@@ -56,9 +65,14 @@ export class WsServer {
     return new Promise((resolve, reject) => {
       const ctx = this.tls;
       const https_ = ctx ? https.createServer(ctx.serverOptions()) : null;
+      // A client offering subprotocols ("sluice", "bearer.<token>") is answered "sluice": a token is never echoed.
+      const common = {
+        maxPayload: this.limits.frameBytesMax, perMessageDeflate: false,
+        handleProtocols: (offered: Set<string>) => (offered.has(SLUICE_SUBPROTOCOL) ? SLUICE_SUBPROTOCOL : false),
+      };
       const wss = https_
-        ? new WebSocketServer({ server: https_, maxPayload: this.limits.frameBytesMax, perMessageDeflate: false })
-        : new WebSocketServer({ host: addr.host, port: addr.port, maxPayload: this.limits.frameBytesMax, perMessageDeflate: false });
+        ? new WebSocketServer({ server: https_, ...common })
+        : new WebSocketServer({ host: addr.host, port: addr.port, ...common });
       const emitter = https_ ?? wss;
       // ws re-emits the HTTPS server's errors; they are handled on the server itself.
       if (https_) wss.on('error', () => undefined);
@@ -92,7 +106,13 @@ export class WsServer {
           if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');
         }
         this.connections.add(conn);
-        ws.on('close', () => this.connections.delete(conn));
+        const header = req.headers['sec-websocket-protocol'];
+        const protocols = typeof header === 'string' ? header.split(',').map((p) => p.trim()).filter((p) => p !== '') : [];
+        const cleanup = this.onOpen?.(conn, protocols);
+        ws.on('close', () => {
+          this.connections.delete(conn);
+          cleanup?.();
+        });
       });
     });
   }

@@ -13,7 +13,7 @@
 
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
-import { SystemClock } from '../util/clock.js';
+import { SystemClock, SystemScheduler } from '../util/clock.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { LogConfig, LogManagerConfig } from '../storage/log-config.js';
 import type { MetadataStateMachine } from '../metadata/state-machine.js';
@@ -33,6 +33,13 @@ import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
 import { usesTls, type HostPort, type KafkaListen } from './config.js';
 import type { TlsContext } from '../net/tls.js';
+import { SaslGate, scramNonce } from './sasl-gate.js';
+import { bearerOnConnect } from './ws-sasl.js';
+import { jwtValidatorFrom, type SaslConfig } from './sasl-config.js';
+import type { SaslSettings } from '../security/sasl/authenticator.js';
+import { SCRAM_MECHANISM_IDS } from '../security/sasl/mechanism.js';
+import type { CredentialLookup } from '../security/sasl/scram-credential.js';
+import type { MetadataImage } from '../metadata/image.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -67,6 +74,28 @@ export interface BrokerSettings {
   readonly tls?: TlsContext;
   /** The broker listener speaks wss:// (needs `tls`). */
   readonly listenTls?: boolean;
+  /** SASL settings of both listeners (sasl-config.ts); absent: the defaults (authentication optional on the WebSocket listener). */
+  readonly sasl?: SaslConfig;
+}
+
+/** SCRAM credentials as the mechanisms want them, read from the current metadata image. */
+function credentialLookup(image: () => MetadataImage): CredentialLookup {
+  return (user, mechanism) => {
+    const c = image().scramCredential(user, SCRAM_MECHANISM_IDS[mechanism]);
+    return c ? { mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations } : undefined;
+  };
+}
+
+/** The two listeners' SASL gates: the WebSocket one always, the Kafka one on SASL_* only. */
+function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): { ws: SaslGate; kafka: SaslGate | undefined } {
+  const cfg = s.sasl ?? { mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], plainWithoutTls: false, reauthMs: 0, authTimeoutMs: 10_000, wsRequired: false, oauth: null };
+  const base: Omit<SaslSettings, 'required'> = {
+    mechanisms: cfg.mechanisms, plainWithoutTls: cfg.plainWithoutTls, reauthMs: cfg.reauthMs, authTimeoutMs: cfg.authTimeoutMs,
+    credentials: credentialLookup(image), jwt: cfg.oauth ? jwtValidatorFrom(cfg.oauth) : null, nonce: scramNonce,
+  };
+  const protocol = s.kafkaListen?.securityProtocol ?? 'PLAINTEXT';
+  const gate = (required: boolean, component: string): SaslGate => new SaslGate({ ...base, required }, SystemClock, SystemScheduler, log.child({ component }));
+  return { ws: gate(cfg.wsRequired, 'ws-sasl'), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl') : undefined };
 }
 
 export interface BrokerOptions {
@@ -127,8 +156,9 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
+  const gates = saslGates(s, () => opts.metadata.image, log);
   const apiDeps: BrokerApiDeps = {
-    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
+    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin, sasl: gates.ws,
     logDirs: (req) => describeLogDirs(logs, req),
     producerIds: new ProducerIdManager({
       brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
@@ -138,11 +168,19 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const api = createBrokerApi(apiDeps);
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
   const listenerTls = s.listenTls ? s.tls : undefined;
-  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, listenerTls);
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, listenerTls, (conn, protocols) => {
+    const close = gates.ws.open(conn);
+    bearerOnConnect(gates.ws, conn, protocols);
+    return close;
+  });
   const kafkaLog = log.child({ component: 'kafka-listener' });
   const kafkaTls = s.kafkaListen && usesTls(s.kafkaListen.securityProtocol) ? s.tls : undefined;
+  const kafkaGate = gates.kafka;
   const kafkaListener = s.kafkaListen
-    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS, kafkaTls)
+    ? new KafkaServer(
+      createKafkaFrameHandler({ ...apiDeps, sasl: kafkaGate, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS,
+      kafkaTls, kafkaGate ? (conn) => kafkaGate.open(conn) : undefined,
+    )
     : null;
   let bound;
   let kafkaUrl: string | null = null;

@@ -48,6 +48,21 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['ssl.principal.mapping.rules', { flag: 'sslPrincipalMappingRules', numeric: false }],
   ['ssl.endpoint.identification.algorithm', { flag: 'sslEndpointIdentificationAlgorithm', numeric: false }],
   ['ssl.reload.interval.ms', { flag: 'sslReloadIntervalMs', numeric: true }],
+  ['sasl.enabled.mechanisms', { flag: 'saslEnabledMechanisms', numeric: false }],
+  ['connections.max.reauth.ms', { flag: 'connectionsMaxReauthMs', numeric: true }],
+  ['sasl.authentication.timeout.ms', { flag: 'saslAuthenticationTimeoutMs', numeric: true }],
+  ['sasl.oauthbearer.jwks.file', { flag: 'saslOauthbearerJwksFile', numeric: false }],
+  ['sasl.oauthbearer.expected.audience', { flag: 'saslOauthbearerExpectedAudience', numeric: false }],
+  ['sasl.oauthbearer.expected.issuer', { flag: 'saslOauthbearerExpectedIssuer', numeric: false }],
+  ['sasl.oauthbearer.clock.skew.seconds', { flag: 'saslOauthbearerClockSkewSeconds', numeric: true }],
+  ['sasl.oauthbearer.sub.claim.name', { flag: 'saslOauthbearerSubClaimName', numeric: false }],
+]);
+
+/** Boolean keys → their flags. */
+const BOOLEANS: ReadonlyMap<string, string> = new Map([
+  ['auto.create.topics.enable', 'autoCreateTopicsEnable'],
+  ['sasl.plain.allow.plaintext', 'saslPlainAllowPlaintext'],
+  ['ws.sasl.required', 'wsSaslRequired'],
 ]);
 
 /** Kafka's store-type keys: only PEM files are read, so PEM is the only value accepted. */
@@ -143,9 +158,9 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
     if (direct) {
       if (direct.numeric && !/^-?\d+$/.test(value)) throw invalid(file, `${key} must be an integer, got '${value}'`);
       flags[direct.flag] = direct.numeric ? Number(value) : value;
-    } else if (key === 'auto.create.topics.enable') {
+    } else if (BOOLEANS.has(key)) {
       if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
-      flags.autoCreateTopicsEnable = value === 'true';
+      flags[BOOLEANS.get(key)!] = value === 'true';
     } else if (key === 'log.dirs') {
       if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
       flags.dataDir = value;

@@ -15,6 +15,9 @@ import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { LogLevel } from '../util/logger.js';
 import { logConfigFrom, logManagerConfigFrom, type LogConfig, type LogManagerConfig } from '../storage/log-config.js';
+import { saslConfigFrom, SECURITY_PROTOCOLS, type SaslConfig, type SaslFlags, type SecurityProtocol } from './sasl-config.js';
+
+export { SECURITY_PROTOCOLS, type SecurityProtocol };
 import {
   DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
   type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
@@ -45,16 +48,14 @@ export interface BrokerConfig {
   readonly kafkaAdvertised: HostPort | undefined;
   /** auto.create.topics.enable: Metadata on the Kafka listener creates topics clients ask for (default true, as in Kafka). */
   readonly autoCreateTopics: boolean;
+  /** SASL on the Kafka listener (SASL_*) and the WebSocket listener (sasl-config.ts). */
+  readonly sasl: SaslConfig;
 }
 
 export interface HostPort {
   readonly host: string;
   readonly port: number;
 }
-
-/** Kafka's security protocols (security.protocol, the scheme of a Kafka listener). */
-export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
-export const SECURITY_PROTOCOLS: readonly SecurityProtocol[] = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
 
 /** A Kafka listener: where, and how clients must talk to it (TLS for SSL and SASL_SSL; SASL for the SASL_ ones). */
 export interface KafkaListen extends HostPort {
@@ -98,7 +99,7 @@ export interface ServerConfig {
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
-export interface ServerFlags extends TlsFlags {
+export interface ServerFlags extends TlsFlags, SaslFlags {
   readonly nodeId: number;
   readonly roles: string;
   readonly controllerListen: string;
@@ -255,7 +256,6 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   // The advertised address takes the listener's security protocol; only its host and port are kept.
   const advertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
   const kafkaAdvertised: HostPort | undefined = advertised ? { host: advertised.host, port: advertised.port } : undefined;
-  if (kafkaListen) checkSecurityProtocolAvailable(kafkaListen.securityProtocol);
   if (kafkaAdvertised && !kafkaListen) throw invalid('--kafka-advertised-listen needs --kafka-listen');
   if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
     throw invalid('--kafka-advertised-listen must be an address clients can dial (no wildcard host, no port 0)');
@@ -263,6 +263,7 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   return {
     listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig,
     kafkaListen, kafkaAdvertised, autoCreateTopics: flags.autoCreateTopicsEnable ?? true,
+    sasl: saslConfigFrom(flags),
   };
 }
 
@@ -279,16 +280,6 @@ export function parseKafkaListen(text: string, flag: string): KafkaListen {
     throw invalid(`${flag} must be HOST:PORT or PROTOCOL://HOST:PORT with PROTOCOL one of ${SECURITY_PROTOCOLS.join(', ')}, got '${text}'`);
   }
   return { host: m[2]!.replace(/^\[|\]$/g, ''), port, securityProtocol: protocol };
-}
-
-/**
- * The security protocols this build can serve. SASL_PLAINTEXT and SASL_SSL
- * need the SASL layer (docs/security.md, "Authentication"): until it is
- * wired to the Kafka listener they are refused rather than served without
- * authentication.
- */
-export function checkSecurityProtocolAvailable(protocol: SecurityProtocol): void {
-  if (protocol.startsWith('SASL_')) throw invalid(`--kafka-listen ${protocol}:// needs SASL authentication, which this build does not have yet; use PLAINTEXT or SSL`);
 }
 
 /** An advertised ws://host:port: an address others can dial, never a wildcard host. */

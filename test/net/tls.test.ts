@@ -91,7 +91,7 @@ describe('TLS settings and files', function () {
     expect(() => tlsSettingsFrom({ sslKeystoreLocation: keystore, sslTruststoreLocation: write('ts.pem', 'x') })).to.throw(/ssl.truststore.location .*no PEM certificate/);
   });
 
-  it('config: wss:// and SSL:// need a keystore; the voters follow the controller listener\'s scheme; SASL_ is not served yet', () => {
+  it('config: wss:// and SSL:// need a keystore; the voters follow the controller listener\'s scheme; SASL_SSL is TLS too', () => {
     const flags: ServerFlags = {
       nodeId: 1, roles: 'broker,controller', controllerListen: 'wss://127.0.0.1:9093', controllerQuorum: '1@127.0.0.1:9093,2@127.0.0.1:9095',
       dataDir: dir, listen: 'wss://127.0.0.1:9092', kafkaListen: 'SSL://127.0.0.1:9192',
@@ -101,7 +101,8 @@ describe('TLS settings and files', function () {
     expect(cfg.quorum.map((v) => v.url)).to.deep.equal(['wss://127.0.0.1:9093', 'wss://127.0.0.1:9095']);
     expect(cfg.broker?.kafkaListen?.securityProtocol).to.equal('SSL');
     expect(cfg.broker?.listen.url).to.equal('wss://127.0.0.1:9092');
-    expect(() => serverConfigFromFlags({ ...flags, kafkaListen: 'SASL_SSL://127.0.0.1:9192', sslKeystoreLocation: keystore })).to.throw(/needs SASL/);
+    expect(() => serverConfigFromFlags({ ...flags, kafkaListen: 'SASL_SSL://127.0.0.1:9192' })).to.throw(/needs ssl.keystore.location/);
+    expect(serverConfigFromFlags({ ...flags, kafkaListen: 'SASL_SSL://127.0.0.1:9192', sslKeystoreLocation: keystore }).broker?.kafkaListen?.securityProtocol).to.equal('SASL_SSL');
     expect(() => serverConfigFromFlags({ ...flags, kafkaListen: 'TLS://127.0.0.1:9192', sslKeystoreLocation: keystore })).to.throw(/PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL/);
   });
 

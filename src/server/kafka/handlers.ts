@@ -31,6 +31,8 @@ import { describeGroupsHandler } from './describe-groups.js';
 import { deleteGroupsHandler } from './delete-groups.js';
 import { offsetDeleteHandler } from './offset-delete.js';
 import { initProducerIdHandler } from './init-producer-id.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from './sasl.js';
+import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram-credentials.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -63,6 +65,10 @@ const handlers: KafkaApiHandler[] = [
   initProducerIdHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  saslHandshakeHandler,
+  saslAuthenticateHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));
