@@ -108,7 +108,7 @@ class LocalRun {
     }, { timeoutMs: READY_WAIT_MS, intervalMs: 50 }).catch((err: Error) => {
       throw new Error(`${err.message}\nstderr:\n${this.stderr}\nstdout:\n${this.stdout}`);
     });
-    const rows = [...this.stdout.matchAll(/^\s+(\d+)\s+broker,controller\s+(ws:\S+)\s+(\S+:\d+)\s+(ws:\S+)\s+(\S+)\s+(\d+)\s*$/gm)].map((m) => ({
+    const rows = [...this.stdout.matchAll(/^\s+(\d+)\s+broker,controller\s+(wss?:\S+)\s+(\S+:\d+)\s+(wss?:\S+)\s+(\S+)\s+(\d+)\s*$/gm)].map((m) => ({
       id: Number(m[1]), brokerUrl: m[2]!, kafkaAddress: m[3]!, controllerUrl: m[4]!, dataDir: m[5]!, pid: Number(m[6]),
     }));
     for (const r of rows) nodePids.add(r.pid);
@@ -219,6 +219,29 @@ describe('sluice local command', function () {
     }
     expect(await second.interrupt()).to.equal(0);
     for (const r of again.rows) expect(alive(r.pid), `node ${r.id} (pid ${r.pid}) still running`).to.equal(false);
+  });
+
+  it('--tls: every listener on TLS with a throw-away CA; the printed export line makes the CLI work', async () => {
+    const dataDir = path.join(tmp, 'data');
+    const base = await consecutiveFreePorts(2);
+    const run = new LocalRun(['--nodes', '1', '--data-dir', dataDir, '--base-port', String(base), '--tls']);
+    const { rows } = await run.ready();
+    expect(rows.map((r) => [r.brokerUrl, r.controllerUrl])).to.deep.equal([[`wss://127.0.0.1:${base}`, `wss://127.0.0.1:${base + 1}`]]);
+    const exportLine = /export (SLUICE_BOOTSTRAP=\S+ SLUICE_TLS_CA=\S+ SLUICE_TLS_CERT=\S+ SLUICE_TLS_KEY=\S+)/.exec(run.stdout)?.[1];
+    expect(exportLine, run.stdout).to.be.a('string');
+    const env = { ...process.env, ...Object.fromEntries(exportLine!.split(' ').map((kv) => kv.split('=') as [string, string])) };
+    expect(fs.existsSync(env.SLUICE_TLS_CA!)).to.equal(true);
+    const cli = (args: string[], input?: string) => spawnSync(process.execPath, [MAIN_JS, ...args], { encoding: 'utf8', timeout: 30_000, env, ...(input ? { input } : {}) });
+    expect(cli(['topics', 'create', '--topic', 'tls-demo', '--partitions', '1', '--replication-factor', '1']).status).to.equal(0);
+    expect(cli(['produce', '--topic', 'tls-demo'], 'hello over tls\n').status).to.equal(0);
+    const read = cli(['consume', '--topic', 'tls-demo', '--from-beginning', '--max-messages', '1']);
+    expect(read.stdout.trim(), read.stderr).to.equal('hello over tls');
+    // Without the client certificate the broker refuses the connection (ssl.client.auth=required).
+    const refused = spawnSync(process.execPath, [MAIN_JS, 'topics', 'list', '--bootstrap', env.SLUICE_BOOTSTRAP!, '--tls-ca', env.SLUICE_TLS_CA!, '--request-timeout-ms', '3000'],
+      { encoding: 'utf8', timeout: 30_000 });
+    expect(refused.status).to.equal(1);
+    expect(refused.stderr).to.match(/cannot connect to wss:/);
+    expect(await run.interrupt()).to.equal(0);
   });
 
   it('refuses a port in use with one line naming it, before creating anything', async () => {

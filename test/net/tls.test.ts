@@ -8,7 +8,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { applyMappingRules, parseMappingRules, rfc2253 } from '../../src/net/tls-principal.js';
 import { TlsContext, loadTlsMaterial, tlsSettingsFrom } from '../../src/net/tls.js';
-import { createCa, issueCert, writeKeystore } from '../../src/net/tls-certs.js';
+import { createCa, issueCert, writeKeystore, type KeyPair } from '../../src/net/tls-certs.js';
 import { serverConfigFromFlags, type ServerFlags } from '../../src/server/config.js';
 import { readServerConfigFile } from '../../src/server/config-file.js';
 import { ManualScheduler } from '../../src/util/clock.js';
@@ -43,10 +43,12 @@ describe('TLS settings and files', function () {
   let dir: string;
   let keystore: string;
   let truststore: string;
-  const ca = createCa({ subject: [['CN', 'unit CA']] });
-  const pair = issueCert(ca, { subject: [['CN', 'node-1']], ipAddresses: ['127.0.0.1'] });
+  let ca: KeyPair;
+  let pair: KeyPair;
 
   before(() => {
+    ca = createCa({ subject: [['CN', 'unit CA']] });
+    pair = issueCert(ca, { subject: [['CN', 'node-1']], ipAddresses: ['127.0.0.1'] });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-tls-unit-'));
     keystore = path.join(dir, 'node.pem');
     truststore = path.join(dir, 'ca.pem');

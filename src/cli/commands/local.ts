@@ -14,7 +14,6 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeLocalTlsFiles } from '../../net/tls-certs.js';
 import { fileURLToPath } from 'node:url';
 import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
 import {
@@ -179,12 +178,12 @@ async function handler(args: ArgumentsCamelCase<LocalFlags>): Promise<void> {
   const plan = planLocalCluster(opts);
   const refused = await preflight(opts, plan);
   if (refused !== undefined) process.exit(refused);
-  if (plan.tls) ensureTlsFiles(plan);
+  if (plan.tls) await ensureTlsFiles(plan);
   process.exit(await run(plan));
 }
 
 /** The CA and certificates of a --tls cluster: made on the first run, kept on later ones (the nodes resume with them). */
-function ensureTlsFiles(plan: LocalPlan): void {
+async function ensureTlsFiles(plan: LocalPlan): Promise<void> {
   const t = plan.tls!;
   const have = [t.caFile, t.clientCert, t.clientKey, ...plan.nodes.map((n) => t.nodeKeystore(n.id))].every((f) => fs.existsSync(f));
   if (have) {
@@ -192,6 +191,8 @@ function ensureTlsFiles(plan: LocalPlan): void {
     return;
   }
   progress(`TLS: making a throw-away CA and certificates in ${t.dir}`);
+  // Loaded here only: every other command starts without node-forge.
+  const { writeLocalTlsFiles } = await import('../../net/tls-certs.js');
   writeLocalTlsFiles(t.dir, plan.nodes.map((n) => n.id), LOCAL_HOST);
 }
 
