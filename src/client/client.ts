@@ -24,6 +24,8 @@ import type { MetadataPartition, MetadataResponse } from '../protocol/apis/metad
 import { BrokerConnection } from './broker-connection.js';
 import type { SaslOptions } from './sasl.js';
 import { errorFromCode } from './responses.js';
+import type { Scheduler } from '../util/clock.js';
+import type { Rng } from '../util/rng.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt (so `retries + 1` attempts at most). */
@@ -61,7 +63,19 @@ export interface ClientOptions {
    * fresh one. Sessions are renewed before the broker's lifetime ends.
    */
   readonly sasl?: SaslOptions;
+  /** The jitter of retry backoff (reconnects included). Default: Math.random. */
+  readonly rng?: Rng;
+  /** Waits out retry backoff. Default: setTimeout (portable; works in browsers). */
+  readonly scheduler?: Scheduler;
 }
+
+/** setTimeout-based, for browsers and Node alike (src/util/clock.ts's SystemScheduler uses Node's setImmediate). */
+const TIMEOUT_SCHEDULER: Scheduler = {
+  schedule(delayMs, fn) {
+    const t = setTimeout(fn, Math.max(0, delayMs));
+    return () => clearTimeout(t);
+  },
+};
 
 export const DEFAULT_RETRY: RetryOptions = { retries: 8, initialRetryTimeMs: 100, maxRetryTimeMs: 10_000 };
 const DEFAULT_METADATA_MAX_AGE_MS = 300_000;
@@ -133,6 +147,8 @@ export class Client {
   private refreshAgain = false;
   private lastRefreshMs = -Infinity;
   private closed = false;
+  private readonly rng: Rng | null;
+  private readonly scheduler: Scheduler;
 
   constructor(opts: ClientOptions) {
     this.bootstrap = parseBootstrap(opts.bootstrap);
@@ -144,6 +160,8 @@ export class Client {
     this.retryOptions = { ...DEFAULT_RETRY, ...opts.retry };
     this.metadataMaxAgeMs = opts.metadataMaxAgeMs ?? DEFAULT_METADATA_MAX_AGE_MS;
     this.factory = opts.webSocketFactory ?? defaultFactory();
+    this.rng = opts.rng ?? null;
+    this.scheduler = opts.scheduler ?? TIMEOUT_SCHEDULER;
     for (const [k, v] of Object.entries({ requestTimeoutMs: this.requestTimeoutMs, connectTimeoutMs: this.connectTimeoutMs, metadataMaxAgeMs: this.metadataMaxAgeMs })) {
       if (!(Number.isSafeInteger(v) && v > 0)) throw new SluiceError(Errors.INVALID_CONFIG, `${k} must be a positive integer`);
     }
@@ -306,9 +324,9 @@ export class Client {
       } catch (err) {
         if (!isSluiceError(err) || !err.retriable || n >= r.retries || this.closed) throw err;
         this.noteError(err);
-        const delayMs = backoffMs(n, r);
+        const delayMs = backoffMs(n, r, this.rng ? () => this.rng!.next() : Math.random);
         this.logger.debug({ what, attempt: n + 1, err: err.message, delayMs }, 'retrying');
-        await sleep(delayMs);
+        await new Promise<void>((resolve) => this.scheduler.schedule(delayMs, resolve));
       }
     }
   }

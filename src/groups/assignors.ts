@@ -58,8 +58,16 @@ export const rangeAssignor: PartitionAssignor = { name: 'range', protocol: 'eage
 export const roundRobinAssignor: PartitionAssignor = { name: 'roundrobin', protocol: 'eager', assign: assignRoundRobin };
 export const cooperativeStickyAssignor: PartitionAssignor = { name: 'cooperative-sticky', protocol: 'cooperative', assign: assignCooperativeSticky };
 
+/**
+ * The server-side variants (server-assignment.ts): the coordinator assigns and
+ * no member leads. Should a coordinator not know them and pick this member as
+ * leader anyway, the member computes the same assignment.
+ */
+export const serverRangeAssignor: PartitionAssignor = { name: 'server-range', protocol: 'eager', assign: assignRange };
+export const serverRoundRobinAssignor: PartitionAssignor = { name: 'server-roundrobin', protocol: 'eager', assign: assignRoundRobin };
+
 export const ASSIGNORS: ReadonlyMap<string, PartitionAssignor> = new Map(
-  [rangeAssignor, roundRobinAssignor, cooperativeStickyAssignor].map((a) => [a.name, a]),
+  [rangeAssignor, roundRobinAssignor, cooperativeStickyAssignor, serverRangeAssignor, serverRoundRobinAssignor].map((a) => [a.name, a]),
 );
 
 // ---------------------------------------------------------------- shared

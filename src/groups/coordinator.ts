@@ -39,6 +39,7 @@ import {
 } from '../protocol/apis/groups.js';
 import { GROUP_DEFAULTS, OFFSETS_TOPIC_CONFIGS, type CoordinatorLimits } from './defaults.js';
 import { Group, type Refusal } from './membership/group.js';
+import { computeServerAssignment } from './server-assignment.js';
 import { errorMessage, joinError, syncError } from './membership/responses.js';
 import type { GroupOutput, Token } from './membership/types.js';
 import { coordinatorPartition } from './placement.js';
@@ -178,7 +179,11 @@ export class GroupCoordinator implements OffsetsHost {
   }
 
   private groupDeps(): ConstructorParameters<typeof Group>[1] {
-    return { clock: this.opts.clock, rng: this.opts.rng, limits: this.limits };
+    return {
+      clock: this.opts.clock, rng: this.opts.rng, limits: this.limits,
+      serverAssign: (protocol, generationId, members) =>
+        computeServerAssignment(protocol, generationId, members, (topic) => this.opts.image().topic(topic)?.partitions.size),
+    };
   }
 
   // ---- finding a group -------------------------------------------------------------

@@ -211,7 +211,7 @@ function writeRecords(buf: Uint8Array, start: number, records: RecordInput[], pl
     for (const header of headers) {
       const keyBytes = plan.headerKeyBytes[headerIndex++]!;
       pos = writeVarint(buf, pos, keyBytes);
-      pos += utf8Write(buf.subarray(0, pos + keyBytes), header.key, pos);
+      pos += utf8Write(buf, header.key, pos); // exactly keyBytes (utf8Length)
       pos = writeNullableBytes(buf, pos, header.value);
     }
     assert(pos - bodyStart === plan.bodyBytes[i], 'record size differs from plan');

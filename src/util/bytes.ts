@@ -58,10 +58,34 @@ export function utf8Length(s: string): number {
 }
 
 export const utf8Encode = (s: string): Uint8Array => encoder.encode(s);
-export const utf8Decode = (b: Uint8Array, start = 0, end = b.length): string => decoder.decode(b.subarray(start, end));
+/** Short ASCII strings (header keys) are decoded and written in a loop: cheaper than a TextDecoder/encodeInto call and its subarray. */
+const ASCII_FAST_MAX = 64;
 
-/** Writes `s` as UTF-8 at `p`; returns the bytes written. */
+export function utf8Decode(b: Uint8Array, start = 0, end = b.length): string {
+  if (end - start <= ASCII_FAST_MAX) {
+    let out = '';
+    let i = start;
+    for (; i < end; i++) {
+      const c = b[i]!;
+      if (c >= 0x80) break;
+      out += String.fromCharCode(c);
+    }
+    if (i === end) return out;
+  }
+  return decoder.decode(b.subarray(start, end));
+}
+
+/** Writes `s` as UTF-8 at `p` (the caller sized `b` with utf8Length); returns the bytes written. */
 export function utf8Write(b: Uint8Array, s: string, p: number): number {
+  if (s.length <= ASCII_FAST_MAX) {
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      b[p + i] = c;
+    }
+    if (i === s.length) return i;
+  }
   return encoder.encodeInto(s, b.subarray(p)).written;
 }
 

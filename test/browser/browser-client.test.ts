@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { build } from 'esbuild';
 import { Client } from '../../src/index.js';
+import { listOffsets } from '../../src/client/consumer-list-offsets.js';
+import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
 import { chromiumSkipReason, launchChromium, type Chromium } from './chromium.js';
 import { connect, createTopic, startBrokerCluster } from '../integration/broker-kit.js';
 import { waitFor, type ProcessCluster } from '../integration/harness.js';
@@ -109,9 +111,9 @@ describe('browser client in Chromium against a 3-node cluster', function () {
       const note = (level: string) => (obj: object, msg?: string) => w.state.log.push(`${level} ${msg ?? ''} ${JSON.stringify(obj)}`);
       const logger = { debug() {}, info: note('info'), warn: note('warn'), error: note('error') };
       const client = new w.sluice.Client({ bootstrap, logger, clientId: 'page-consumer', retry: { initialRetryTimeMs: 100, maxRetryTimeMs: 1000 } });
-      const consumer = client.consumer({ groupId: group, sessionTimeoutMs, heartbeatIntervalMs: 500, autoCommitIntervalMs: 300, maxWaitMs: 200 });
+      const consumer = client.consumer({ groupId: group, partitionAssigners: ['server-range'], sessionTimeoutMs, rebalanceTimeoutMs: sessionTimeoutMs, heartbeatIntervalMs: 500, autoCommitIntervalMs: 300, maxWaitMs: 200 });
       w.consumer = consumer;
-      consumer.on('group.join', () => { w.state.joins++; w.state.assignment = consumer.assignment(); });
+      consumer.on('group.join', (e: any) => { w.state.joins++; w.state.lastJoin = e; w.state.assignment = consumer.assignment(); });
       consumer.on('crash', (e: any) => w.state.errors.push(String(e.error?.message ?? e.error)));
       await consumer.subscribe({ topics: topic, fromBeginning: true });
       void consumer.run({
@@ -183,6 +185,11 @@ describe('browser client in Chromium against a 3-node cluster', function () {
       const all = [...b.assignment, ...c.assignment].map((tp) => tp.partition).sort();
       return b.assignment.length > 0 && c.assignment.length > 0 && JSON.stringify(all) === '[0,1,2,3]';
     }, { timeoutMs: 30_000, intervalMs: 200 });
+    // The coordinator assigned (server-range): neither tab leads the group.
+    for (const page of [consumerB, consumerC]) {
+      const join = ((await stateOf(page)) as unknown as { lastJoin: { leaderId: string; isLeader: boolean; protocol: string } }).lastJoin;
+      expect(join).to.deep.include({ leaderId: '', isLeader: false, protocol: 'server-range' });
+    }
   });
 
   it('a closed page\'s partitions go to the other within the session timeout', async () => {
@@ -216,5 +223,15 @@ describe('browser client in Chromium against a 3-node cluster', function () {
     }
     console.log(`      ${p.acked.length} acknowledged, ${p.errors.length} send errors: ${p.errors.slice(0, 2).join('; ')}`);
     expect(p.acked.length).to.be.greaterThan(1100);
+    // Idempotence: batches retried across the kill are stored once, so the log holds exactly what was acknowledged
+    // (every send was: no errors).
+    expect(p.errors).to.deep.equal([]);
+    const client = new Client({ bootstrap: bootstrap.filter((u) => u !== cluster.node(2).brokerUrl) });
+    try {
+      const ends = await listOffsets(client, Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: TOPIC, partition, timestamp: LATEST_TIMESTAMP })));
+      expect([...ends.values()].reduce((a, b) => a + b, 0)).to.equal(p.acked.length);
+    } finally {
+      await client.close();
+    }
   });
 });

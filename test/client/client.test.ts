@@ -7,6 +7,8 @@ import { Client, DEFAULT_RETRY, backoffMs, parseBootstrap } from '../../src/clie
 import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
 import { encodeMessages } from '../../src/client/records.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
+import { ManualScheduler } from '../../src/util/clock.js';
+import { SeededRng } from '../../src/util/rng.js';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import { ProcessCluster, waitFor } from '../integration/harness.js';
 import { DataClient } from '../integration/data-client.js';
@@ -52,6 +54,30 @@ describe('client core', () => {
         return 'ok';
       })).to.equal('ok');
       expect(DEFAULT_RETRY.retries).to.be.greaterThan(0);
+      client.close();
+    });
+
+    it('waits out capped, jittered backoff on the injected scheduler and RNG', async () => {
+      const manual = new ManualScheduler();
+      const delays: number[] = [];
+      const scheduler = { schedule: (ms: number, fn: () => void) => { delays.push(ms); return manual.schedule(ms, fn); } };
+      const rng = new SeededRng(1);
+      rng.next = () => 0.999;
+      const client = new Client({
+        bootstrap: 'ws://127.0.0.1:1', webSocketFactory: nodeWebSocketFactory, scheduler, rng,
+        retry: { retries: 5, initialRetryTimeMs: 100, maxRetryTimeMs: 300 },
+      });
+      const done = client.retry('t', async (n) => {
+        if (n < 4) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'connection lost');
+        return n;
+      });
+      for (let i = 0; i < 4; i++) {
+        await waitFor('the next backoff to be scheduled', () => delays.length > i, { timeoutMs: 2_000, intervalMs: 1 });
+        manual.advance(300);
+      }
+      expect(await done).to.equal(4);
+      // 100, 200, then capped at 300, each times the RNG's 0.999 (rounded); no real timer ran.
+      expect(delays).to.deep.equal([100, 200, 300, 300]);
       client.close();
     });
   });

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { ManualClock } from '../../src/util/clock.js';
 import { SeededRng } from '../../src/util/rng.js';
-import { Group } from '../../src/groups/membership/group.js';
+import { Group, type GroupDeps } from '../../src/groups/membership/group.js';
 import type { GroupOutput, GroupSnapshot, JoinInput, Protocol } from '../../src/groups/membership/types.js';
 import { GROUP_DEFAULTS } from '../../src/groups/defaults.js';
 import type { JoinGroupResponse, SyncGroupResponse } from '../../src/protocol/apis/groups.js';
@@ -33,8 +33,8 @@ export class GroupDriver {
   readonly persists: Array<{ seq: number; snapshot: GroupSnapshot }> = [];
   readonly issued = new Set<number>();
 
-  constructor(groupId = 'g') {
-    this.group = new Group(groupId, { clock: this.clock, rng: this.rng, limits: GROUP_DEFAULTS });
+  constructor(groupId = 'g', readonly extraDeps: Partial<GroupDeps> = {}) {
+    this.group = new Group(groupId, { clock: this.clock, rng: this.rng, limits: GROUP_DEFAULTS, ...extraDeps });
   }
 
   restore(snapshot: GroupSnapshot, groupId = 'g'): void {

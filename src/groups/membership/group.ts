@@ -34,6 +34,7 @@ import type { DescribedGroupMember, GroupState, JoinGroupMember, JoinGroupRespon
 import type { GroupLimits } from '../defaults.js';
 import { CONSUMER_PROTOCOL_TYPE, decodeSubscription } from '../consumer-protocol.js';
 import { commonProtocols, sameProtocols, selectProtocol } from './protocols.js';
+import { SERVER_ASSIGNOR_PREFIX } from '../server-assignment.js';
 import { EMPTY_BYTES, joinError, syncError } from './responses.js';
 import type { GroupOutput, GroupSnapshot, HeartbeatInput, JoinInput, MemberRef, Protocol, SyncInput, Token } from './types.js';
 
@@ -41,6 +42,11 @@ export interface GroupDeps {
   readonly clock: Clock;
   readonly rng: Rng;
   readonly limits: GroupLimits;
+  /**
+   * Server-side assignment (server-assignment.ts): memberId → assignment for
+   * a generation whose protocol is server-side, else null (a member leads).
+   */
+  readonly serverAssign?: (protocol: string, generationId: number, members: ReadonlyArray<{ memberId: string; groupInstanceId: string | null; metadata: Uint8Array }>) => Map<string, Uint8Array> | null;
 }
 
 /** Why a request was refused. */
@@ -93,6 +99,8 @@ export class Group {
   private rebalanceDeadlineMs = 0;
   private syncDeadlineMs = 0;
   private persistSeq = 0;
+  /** This generation's assignment was computed by the coordinator (server-side protocol): no member leads. */
+  private serverAssigned = false;
   /** The leader's assignment while its write is in flight. */
   private assignmentWrite: { seq: number; assignments: Map<string, Uint8Array> } | null = null;
 
@@ -114,6 +122,7 @@ export class Group {
       g.stateNow = 'Stable';
       g.protocolNameNow = s.protocolName;
       g.leaderId = s.leader !== null && g.members.has(s.leader) ? s.leader : g.members.keys().next().value!;
+      g.serverAssigned = s.protocolName !== null && s.protocolName.startsWith(SERVER_ASSIGNOR_PREFIX) && deps.serverAssign !== undefined;
     }
     return g;
   }
@@ -222,7 +231,7 @@ export class Group {
         if (unchanged) return [{ kind: 'joinResponse', token, response: this.joinAnswer(m, false) }];
         return [...this.updateMember(m, input, token), ...this.prepareRebalance()];
       case 'Stable':
-        if (unchanged && m.memberId !== this.leaderId) return [{ kind: 'joinResponse', token, response: this.joinAnswer(m, false) }];
+        if (unchanged && (this.serverAssigned || m.memberId !== this.leaderId)) return [{ kind: 'joinResponse', token, response: this.joinAnswer(m, false) }];
         return [...this.updateMember(m, input, token), ...this.prepareRebalance()];
       default:
         // Empty and Dead groups have no members: memberProblem answered already.
@@ -275,7 +284,7 @@ export class Group {
       m.sessionDeadlineMs = this.now() + m.sessionTimeoutMs;
       // Persisted so a coordinator failover knows the new id (a lost write only costs a rejoin).
       out.push(this.persistOutput());
-      out.push({ kind: 'joinResponse', token, response: this.joinAnswer(m, memberId === this.leaderId) });
+      out.push({ kind: 'joinResponse', token, response: this.joinAnswer(m, memberId === this.leaderId && !this.serverAssigned) });
       return out;
     }
     out.push(...this.updateMember(m, input, token));
@@ -309,13 +318,13 @@ export class Group {
   private joinAnswer(m: Member, skipAssignment: boolean): JoinGroupResponse {
     const protocol = this.protocolNameNow;
     assert(protocol !== null, 'a generation with members has a protocol');
-    const isLeader = m.memberId === this.leaderId;
+    const isLeader = m.memberId === this.leaderId && !this.serverAssigned;
     const members: JoinGroupMember[] = isLeader
       ? [...this.members.values()].map((x) => ({ memberId: x.memberId, groupInstanceId: x.groupInstanceId, metadata: metadataFor(x, protocol) }))
       : [];
     return {
       errorCode: 0, errorMessage: null, generationId: this.generation, protocolType: this.protocolTypeNow, protocolName: protocol,
-      leader: this.leaderId ?? '', memberId: m.memberId, skipAssignment, members,
+      leader: this.serverAssigned ? '' : (this.leaderId ?? ''), memberId: m.memberId, skipAssignment, members,
     };
   }
 
@@ -368,6 +377,16 @@ export class Group {
     const now = this.now();
     let timeoutMs = 0;
     const out: GroupOutput[] = [];
+    // Server-side assignment: written now, so no member's SyncGroup waits on another's.
+    const protocol = this.protocolNameNow;
+    const assigned = this.deps.serverAssign?.(protocol, this.generation,
+      [...this.members.values()].map((x) => ({ memberId: x.memberId, groupInstanceId: x.groupInstanceId, metadata: metadataFor(x, protocol) }))) ?? null;
+    this.serverAssigned = assigned !== null;
+    if (assigned !== null) {
+      const write = this.persistOutput(assigned);
+      this.assignmentWrite = { seq: write.seq, assignments: assigned };
+      out.push(write);
+    }
     for (const m of this.members.values()) {
       out.push({ kind: 'joinResponse', token: m.joinToken!, response: this.joinAnswer(m, false) });
       m.joinToken = null;
