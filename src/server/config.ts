@@ -200,10 +200,12 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     throw invalid(`--outbound-address must be an IP address, got '${flags.outboundAddress}'`);
   }
   if (broker && flags.raftOnly) throw invalid('--raft-only runs no broker; use --roles controller');
+  const httpListen = httpListenFrom(flags);
   const tlsListener = [
     controllerListen.url.startsWith('wss:') ? '--controller-listen wss://' : null,
     broker?.listen.url.startsWith('wss:') ? '--listen wss://' : null,
     broker?.kafkaListen && usesTls(broker.kafkaListen.securityProtocol) ? `--kafka-listen ${broker.kafkaListen.securityProtocol}://` : null,
+    httpListen?.url.startsWith('https:') ? '--http-listen https://' : null,
   ].find((x) => x !== null);
   if (tlsListener && !tls) throw invalid(`${tlsListener} needs ssl.keystore.location (--ssl-keystore-location): the node's certificate and key, PEM`);
   return {
@@ -220,7 +222,7 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     transportLimits: DEFAULT_TRANSPORT_LIMITS,
     raftOnly: flags.raftOnly === true,
     broker,
-    httpListen: httpListenFrom(flags),
+    httpListen,
     consoleAdmin: consoleAdminFrom(flags),
     clusterDefaults: parseJsonMap(flags.clusterDefaults, '--cluster-defaults'),
     tls,
@@ -254,17 +256,17 @@ function consoleAdminFrom(flags: ServerFlags): boolean {
   return admin;
 }
 
-/** Parses http://host:port (port 0: any free port); `flag` names the setting in the error. */
+/** Parses http://host:port or https://host:port (port 0: any free port); `flag` names the setting in the error. */
 export function parseHttpListen(text: string, flag = '--http-listen'): ListenAddress {
   let url: URL | undefined;
   try {
     url = new URL(text);
   } catch { /* reported below */ }
   const port = url ? Number(url.port || NaN) : NaN;
-  if (!url || url.protocol !== 'http:' || !url.hostname || !(Number.isInteger(port) && port >= 0 && port <= 65535) || (url.pathname !== '/' && url.pathname !== '')) {
-    throw invalid(`${flag} must be http://host:port, got '${text}'`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || !(Number.isInteger(port) && port >= 0 && port <= 65535) || (url.pathname !== '/' && url.pathname !== '')) {
+    throw invalid(`${flag} must be http://host:port or https://host:port (TLS), got '${text}'`);
   }
-  return { host: url.hostname.replace(/^\[|\]$/g, ''), port, url: `http://${url.host}` };
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port, url: `${url.protocol}//${url.host}` };
 }
 
 /** The old name of parseHttpListen (errors name --metrics-listen). */

@@ -1,5 +1,5 @@
-// The HTTP listener of one node (node:http, --http-listen; its old name
-// --metrics-listen still works):
+// The HTTP listener of one node (node:http, or node:https with the node's TLS
+// identity for --http-listen https://; its old name --metrics-listen still works):
 //   GET /metrics  Prometheus text exposition of the node's registry;
 //   GET /healthz  200 while the process runs (liveness);
 //   GET /readyz   200 once the node is ready, else 503 with a one-line reason;
@@ -16,10 +16,12 @@
 //     by the controller once its metadata caught up with its registration).
 
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../util/logger.js';
 import type { NodeMetrics } from './metrics.js';
 import { isConsolePath, serveConsole, type ConsoleOptions } from '../console/http.js';
+import type { TlsContext } from '../net/tls.js';
 
 export interface ReadinessView {
   /** Quorum leader id as this node knows it (0: none). */
@@ -49,6 +51,8 @@ export interface MetricsServerOptions {
   readonly logger: Logger;
   /** The web console's files and config; without it, console paths are 404. */
   readonly console?: ConsoleOptions;
+  /** Present: serve HTTPS with the node's TLS identity (--http-listen https://), reloaded with it. */
+  readonly tls?: TlsContext;
 }
 
 export interface MetricsServer {
@@ -98,7 +102,10 @@ function route(opts: MetricsServerOptions, req: http.IncomingMessage, res: http.
 }
 
 export function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
-  const server = http.createServer((req, res) => route(opts, req, res));
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => route(opts, req, res);
+  const secure = opts.tls ? https.createServer(opts.tls.serverOptions(), handler) : null;
+  const detachTls = secure && opts.tls ? opts.tls.attach(secure, 'http') : undefined;
+  const server: http.Server = secure ?? http.createServer(handler);
   // Scrapers reconnect often; idle keep-alive sockets must not hold close() up.
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
@@ -114,8 +121,9 @@ export function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsS
       const port = (server.address() as AddressInfo).port;
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
       resolve({
-        url: `http://${host}:${port}`,
+        url: `${opts.tls ? 'https' : 'http'}://${host}:${port}`,
         close: () => new Promise<void>((done) => {
+          detachTls?.();
           server.close(() => done());
           server.closeAllConnections();
         }),

@@ -172,7 +172,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   let metricsServer: MetricsServer | undefined;
   if (metrics && cfg.httpListen) {
     try {
-      metricsServer = await serveHttp(metrics, cfg, { node, metadata, controller, broker }, log);
+      metricsServer = await serveHttp(metrics, cfg, { node, metadata, controller, broker }, log, tls);
     } catch (err) {
       await broker?.stop({ controlled: false }).catch(() => undefined);
       await closeDown({});
@@ -200,7 +200,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
 
 /** Starts the HTTP listener: scrape sources and readiness read the node's parts; the console's config reads the image. */
 async function serveHttp(
-  metrics: NodeMetrics, cfg: ServerConfig, parts: Parameters<typeof nodeSources>[0], log: Logger,
+  metrics: NodeMetrics, cfg: ServerConfig, parts: Parameters<typeof nodeSources>[0], log: Logger, tls: TlsContext | undefined,
 ): Promise<MetricsServer> {
   const sources = nodeSources(parts);
   metrics.attach(sources);
@@ -208,6 +208,7 @@ async function serveHttp(
   const own = cfg.broker ? cfg.broker.advertisedUrl ?? cfg.broker.listen.url : undefined;
   const server = await startMetricsServer({
     host: listen.host, port: listen.port, metrics, logger: log.child({ component: 'http' }),
+    ...(listen.url.startsWith('https:') && tls ? { tls } : {}),
     readiness: () => {
       const r = sources.raft();
       return readiness({ leader: r.leader, commit: r.commit, applied: r.applied, brokerState: sources.broker?.state() });

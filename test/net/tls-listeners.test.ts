@@ -2,11 +2,13 @@
 // TlsContext): ssl.client.auth=requested puts the client certificate's
 // principal on conn.security (mechanism SSL, tls true), leaves a client
 // without one anonymous over TLS, and closes a connection whose certificate
-// does not verify — on the WebSocket and the Kafka listener alike.
+// does not verify — on the WebSocket and the Kafka listener alike; the HTTP
+// listener serves HTTPS with the same identity.
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import https from 'node:https';
 import tls from 'node:tls';
 import { expect } from 'chai';
 import { WsServer } from '../../src/net/ws-server.js';
@@ -18,6 +20,8 @@ import { createCa, issueCert, writeKeystore, type KeyPair } from '../../src/net/
 import { principalString, type SecuritySession } from '../../src/security/principal.js';
 import { SystemScheduler } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { startMetricsServer } from '../../src/server/metrics-http.js';
+import { NodeMetrics } from '../../src/server/metrics.js';
 
 describe('TLS listeners: client certificates and conn.security', function () {
   this.timeout(30_000);
@@ -102,4 +106,27 @@ describe('TLS listeners: client certificates and conn.security', function () {
       await server.close();
     }
   });
+
+  it('https:// HTTP listener: /healthz over TLS with the node\'s certificate; a client that does not trust it is refused', async () => {
+    const server = await startMetricsServer({
+      host: '127.0.0.1', port: 0, metrics: new NodeMetrics(), readiness: () => ({ ready: true }), logger: silentLogger, tls: ctx,
+    });
+    const get = (opts: https.RequestOptions) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.get(server.url + '/healthz', opts, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => { body += d.toString('utf8'); });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.once('error', reject);
+    });
+    try {
+      expect(server.url).to.match(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(await get({ ca: ca.certPem })).to.deep.equal({ status: 200, body: 'ok\n' });
+      const refused = await get({}).then(() => null, (err: Error) => err);
+      expect(refused?.message).to.match(/self.signed|unable to verify|certificate/i);
+    } finally {
+      await server.close();
+    }
+  });
 });
+

@@ -104,6 +104,9 @@ describe('TLS settings and files', function () {
     expect(() => serverConfigFromFlags({ ...flags, kafkaListen: 'SASL_SSL://127.0.0.1:9192' })).to.throw(/needs ssl.keystore.location/);
     expect(serverConfigFromFlags({ ...flags, kafkaListen: 'SASL_SSL://127.0.0.1:9192', sslKeystoreLocation: keystore }).broker?.kafkaListen?.securityProtocol).to.equal('SASL_SSL');
     expect(() => serverConfigFromFlags({ ...flags, kafkaListen: 'TLS://127.0.0.1:9192', sslKeystoreLocation: keystore })).to.throw(/PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL/);
+    const plain: ServerFlags = { ...flags, controllerListen: 'ws://127.0.0.1:9093', controllerQuorum: '1@127.0.0.1:9093,2@127.0.0.1:9095', listen: 'ws://127.0.0.1:9092', kafkaListen: '127.0.0.1:9192' };
+    expect(() => serverConfigFromFlags({ ...plain, httpListen: 'https://127.0.0.1:9292' })).to.throw(/--http-listen https:\/\/ needs ssl.keystore.location/);
+    expect(serverConfigFromFlags({ ...plain, httpListen: 'https://127.0.0.1:9292', sslKeystoreLocation: keystore }).httpListen?.url).to.equal('https://127.0.0.1:9292');
   });
 
   it('config file: ssl.* keys and listener.security.protocol.map', () => {

@@ -56,7 +56,7 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('sasl-oauthbearer-sub-claim-name', { type: 'string', describe: 'sasl.oauthbearer.sub.claim.name: the claim naming the principal (default sub)' })
     .option('quota-window-num', { type: 'number', describe: 'quota.window.num: samples client quota rates are measured over (default 11)' })
     .option('quota-window-size-seconds', { type: 'number', describe: 'quota.window.size.seconds: length of one quota sample (default 1)' })
-    .option('http-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz, /readyz and the web console (/console/) over HTTP at http://host:port (off by default; http.listen)' })
+    .option('http-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz, /readyz and the web console (/console/) over HTTP at http://host:port, or HTTPS at https://host:port with the node\'s ssl.* identity (off by default; http.listen)' })
     .option('metrics-listen', { type: 'string', describe: 'the old name of --http-listen' })
     .option('console-admin', { type: 'boolean', describe: 'let the web console produce records and run admin actions (elect leaders, delete groups); default: read-only (console.admin.enable)' })
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
