@@ -164,6 +164,8 @@ export interface ClusterOptions {
   readonly brokerOnly?: number;
   /** Broker nodes also open a Kafka-protocol listener (--kafka-listen) on a free port. */
   readonly kafka?: boolean;
+  /** The Kafka listener's security protocol (PROTOCOL://127.0.0.1:port); plain host:port when absent. */
+  readonly kafkaProtocol?: string;
 }
 
 /** N controller (or combined) processes on loopback, each with its own temp data dir. */
@@ -182,7 +184,8 @@ export class ProcessCluster {
     const ports = all.slice(0, opts.size);
     const brokerPorts = opts.brokers ? all.slice(opts.size, 2 * opts.size) : [];
     const observerPorts = all.slice(all.length - 2 * extra);
-    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `127.0.0.1:${kafkaPorts[i]}`]);
+    const kafkaScheme = opts.kafkaProtocol ? `${opts.kafkaProtocol}://` : '';
+    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${kafkaScheme}127.0.0.1:${kafkaPorts[i]}`]);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
     const cluster = new ProcessCluster(root, quorum);
