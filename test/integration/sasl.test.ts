@@ -11,8 +11,6 @@
 
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { Client } from '../../src/index.js';
@@ -20,63 +18,10 @@ import { BrokerConnection } from '../../src/client/broker-connection.js';
 import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
 import { ClientLink } from '../../src/net/client-link.js';
 import type { SaslOptions } from '../../src/client/sasl.js';
-import { ProcessCluster, waitFor } from './harness.js';
+import { waitFor } from './harness.js';
 import { runSluice } from './cli-kit.js';
+import { AUTH_TIMEOUT_MS, connectAs, startSaslNode, type SaslNode } from './sasl-kit.js';
 import { makeJwt, signer } from '../security/sasl/jwt-kit.js';
-
-const AUTH_TIMEOUT_MS = 1500;
-
-export interface SaslNode {
-  readonly cluster: ProcessCluster;
-  readonly dir: string;
-  readonly url: string;
-  readonly kafka: string;
-  /** A JWT for `sub`, valid for `seconds`. */
-  token(sub: string, seconds?: number): string;
-  /** The token, in a file (for --sasl-token-file). */
-  tokenFile(sub: string): string;
-}
-
-/** One combined node: SASL_PLAINTEXT Kafka listener and a WebSocket listener that requires a login. */
-export async function startSaslNode(extraArgs: readonly string[] = []): Promise<SaslNode> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-sasl-'));
-  const rs = signer('RS256', 'k1');
-  const jwks = path.join(dir, 'jwks.json');
-  fs.writeFileSync(jwks, JSON.stringify({ keys: [rs.jwk, signer('ES256', 'k2').jwk] }));
-  const cluster = await ProcessCluster.create({
-    size: 1, brokers: true, kafka: true, kafkaProtocol: 'SASL_PLAINTEXT', logLevel: 'warn',
-    extraArgs: [
-      '--sasl-enabled-mechanisms', 'SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER', '--sasl-plain-allow-plaintext', '--ws-sasl-required',
-      '--sasl-oauthbearer-jwks-file', jwks, '--sasl-oauthbearer-expected-audience', 'sluice', '--sasl-oauthbearer-expected-issuer', 'https://idp.test',
-      '--sasl-oauthbearer-clock-skew-seconds', '0', '--sasl-authentication-timeout-ms', String(AUTH_TIMEOUT_MS), ...extraArgs,
-    ],
-  });
-  cluster.startAll();
-  const token = (sub: string, seconds = 600): string => {
-    const now = Math.floor(Date.now() / 1000);
-    return makeJwt(rs, { sub, aud: 'sluice', iss: 'https://idp.test', iat: now, exp: now + seconds });
-  };
-  const url = cluster.brokerUrls[0]!;
-  await waitFor('the broker to serve a bearer login', async () => {
-    const c = await connectAs(url, { mechanism: 'OAUTHBEARER', token: token('admin') }).catch(() => null);
-    if (!c) return false;
-    try {
-      return (await c.metadata([])).brokers.length === 1;
-    } finally {
-      c.close();
-    }
-  }, { timeoutMs: 60_000, intervalMs: 300 });
-  const tokenFile = (sub: string): string => {
-    const f = path.join(dir, `${sub}.jwt`);
-    fs.writeFileSync(f, token(sub));
-    return f;
-  };
-  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile };
-}
-
-export function connectAs(url: string, sasl: SaslOptions): Promise<BrokerConnection> {
-  return BrokerConnection.connect(url, { factory: nodeWebSocketFactory, connectTimeoutMs: 3000, requestTimeoutMs: 10_000, sasl });
-}
 
 /** Resolves when the socket closes; rejects past the bound. */
 function closedWithin(socket: net.Socket | WebSocket, ms: number): Promise<void> {
