@@ -95,10 +95,15 @@ export class ClientLink {
         clearTimeout(timer);
         resolve(new ClientLink(url, ws, opts));
       };
-      ws.onerror = () => {};
+      // The error event says why a connection failed (refused, a TLS certificate that does not verify); the close event only 1006.
+      let why = '';
+      ws.onerror = (ev) => {
+        const message = (ev as { message?: unknown } | null)?.message;
+        if (typeof message === 'string' && message.trim() !== '') why = `: ${message.trim().replace(/\s+/g, ' ')}`;
+      };
       ws.onclose = (ev) => {
         clearTimeout(timer);
-        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url} (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`));
+        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url} (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})${why}`));
       };
     });
   }

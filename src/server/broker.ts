@@ -31,10 +31,11 @@ import type { RequestHandler } from '../net/server-connection.js';
 import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
-import type { HostPort } from './config.js';
+import { usesTls, type HostPort, type KafkaListen } from './config.js';
+import type { TlsContext } from '../net/tls.js';
 import { SaslGate, scramNonce } from './sasl-gate.js';
 import { bearerOnConnect } from './ws-sasl.js';
-import { jwtValidatorFrom, type SaslConfig, type SecurityProtocol } from './sasl-config.js';
+import { jwtValidatorFrom, type SaslConfig } from './sasl-config.js';
 import type { SaslSettings } from '../security/sasl/authenticator.js';
 import { SCRAM_MECHANISM_IDS } from '../security/sasl/mechanism.js';
 import type { CredentialLookup } from '../security/sasl/scram-credential.js';
@@ -62,15 +63,17 @@ export interface BrokerSettings {
   readonly connectionLimits?: ConnectionLimits;
   readonly heartbeatIntervalMs?: number;
   readonly rack?: string | null;
-  /** The Kafka-protocol listener (TCP), none when absent. */
-  readonly kafkaListen?: HostPort;
+  /** The Kafka-protocol listener (TCP; TLS for SSL and SASL_SSL), none when absent. */
+  readonly kafkaListen?: KafkaListen;
   /** The host:port registered for Kafka clients; the bound listener's when absent. */
   readonly kafkaAdvertised?: HostPort;
   readonly kafkaLimits?: KafkaConnectionLimits;
   /** auto.create.topics.enable for Kafka clients' Metadata requests (default true). */
   readonly autoCreateTopics?: boolean;
-  /** The Kafka listener's security protocol (default PLAINTEXT); SASL_* turns its SASL layer on. */
-  readonly kafkaSecurityProtocol?: SecurityProtocol;
+  /** The node's TLS identity: replica fetchers present it to wss:// leaders; TLS listeners serve it. */
+  readonly tls?: TlsContext;
+  /** The broker listener speaks wss:// (needs `tls`). */
+  readonly listenTls?: boolean;
   /** SASL settings of both listeners (sasl-config.ts); absent: the defaults (authentication optional on the WebSocket listener). */
   readonly sasl?: SaslConfig;
 }
@@ -90,7 +93,7 @@ function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): 
     mechanisms: cfg.mechanisms, plainWithoutTls: cfg.plainWithoutTls, reauthMs: cfg.reauthMs, authTimeoutMs: cfg.authTimeoutMs,
     credentials: credentialLookup(image), jwt: cfg.oauth ? jwtValidatorFrom(cfg.oauth) : null, nonce: scramNonce,
   };
-  const protocol = s.kafkaSecurityProtocol ?? 'PLAINTEXT';
+  const protocol = s.kafkaListen?.securityProtocol ?? 'PLAINTEXT';
   const gate = (required: boolean, component: string): SaslGate => new SaslGate({ ...base, required }, SystemClock, SystemScheduler, log.child({ component }));
   return { ws: gate(cfg.wsRequired, 'ws-sasl'), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl') : undefined };
 }
@@ -122,7 +125,7 @@ export interface BrokerInstrumentation {
 
 export interface Broker {
   readonly url: string;
-  /** The Kafka listener's advertised PLAINTEXT://host:port, null without one. */
+  /** The Kafka listener's advertised PROTOCOL://host:port (PLAINTEXT, SSL, ...), null without one. */
   readonly kafkaUrl: string | null;
   readonly lifecycle: BrokerLifecycle;
   readonly replicas: ReplicaManager;
@@ -145,7 +148,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
-    fetcher: s.outboundAddress !== undefined ? { factory: replicaLinkFactory(s.outboundAddress) } : {},
+    fetcher: s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {},
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
@@ -164,17 +167,19 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   };
   const api = createBrokerApi(apiDeps);
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
-  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, (conn, protocols) => {
+  const listenerTls = s.listenTls ? s.tls : undefined;
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, listenerTls, (conn, protocols) => {
     const close = gates.ws.open(conn);
     bearerOnConnect(gates.ws, conn, protocols);
     return close;
   });
   const kafkaLog = log.child({ component: 'kafka-listener' });
+  const kafkaTls = s.kafkaListen && usesTls(s.kafkaListen.securityProtocol) ? s.tls : undefined;
   const kafkaGate = gates.kafka;
   const kafkaListener = s.kafkaListen
     ? new KafkaServer(
       createKafkaFrameHandler({ ...apiDeps, sasl: kafkaGate, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS,
-      kafkaGate ? (conn) => kafkaGate.open(conn) : undefined,
+      kafkaTls, kafkaGate ? (conn) => kafkaGate.open(conn) : undefined,
     )
     : null;
   let bound;
@@ -183,7 +188,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     bound = await listener.listen(s.listen);
     if (kafkaListener && s.kafkaListen) {
       const k = await kafkaListener.listen(s.kafkaListen);
-      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port);
+      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port, s.kafkaListen.securityProtocol);
     }
   } catch (err) {
     await listener.close().catch(() => undefined);
@@ -191,7 +196,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logs.close();
     throw err;
   }
-  const url = s.advertisedUrl ?? `ws://${bound.host}:${bound.port}`;
+  const url = s.advertisedUrl ?? `${listenerTls ? 'wss' : 'ws'}://${bound.host}:${bound.port}`;
   replicas.start();
   logs.start();
   const lc = new BrokerLifecycle({

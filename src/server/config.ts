@@ -15,11 +15,14 @@ import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { LogLevel } from '../util/logger.js';
 import { logConfigFrom, logManagerConfigFrom, type LogConfig, type LogManagerConfig } from '../storage/log-config.js';
-import { saslConfigFrom, type SaslConfig, type SaslFlags, type SecurityProtocol } from './sasl-config.js';
+import { saslConfigFrom, SECURITY_PROTOCOLS, type SaslConfig, type SaslFlags, type SecurityProtocol } from './sasl-config.js';
+
+export { SECURITY_PROTOCOLS, type SecurityProtocol };
 import {
   DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
   type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
 } from '../raft-node/quorum-config.js';
+import { tlsSettingsFrom, type TlsFlags, type TlsSettings } from '../net/tls.js';
 
 export type ProcessRole = 'broker' | 'controller';
 export type DurabilityMode = 'replication' | 'fsync';
@@ -40,13 +43,11 @@ export interface BrokerConfig {
   /** The log manager's checkpoint and retention timers and its tail cache (log.* keys of the same file). */
   readonly logManagerConfig: LogManagerConfig;
   /** --kafka-listen: the listener of Kafka's binary protocol (TCP), none when absent. */
-  readonly kafkaListen: HostPort | undefined;
+  readonly kafkaListen: KafkaListen | undefined;
   /** --kafka-advertised-listen: the host:port Kafka clients are given when it differs from the listener. */
   readonly kafkaAdvertised: HostPort | undefined;
   /** auto.create.topics.enable: Metadata on the Kafka listener creates topics clients ask for (default true, as in Kafka). */
   readonly autoCreateTopics: boolean;
-  /** The Kafka listener's security protocol (the scheme of --kafka-listen; PLAINTEXT without one). */
-  readonly kafkaSecurityProtocol: SecurityProtocol;
   /** SASL on the Kafka listener (SASL_*) and the WebSocket listener (sasl-config.ts). */
   readonly sasl: SaslConfig;
 }
@@ -54,6 +55,15 @@ export interface BrokerConfig {
 export interface HostPort {
   readonly host: string;
   readonly port: number;
+}
+
+/** A Kafka listener: where, and how clients must talk to it (TLS for SSL and SASL_SSL; SASL for the SASL_ ones). */
+export interface KafkaListen extends HostPort {
+  readonly securityProtocol: SecurityProtocol;
+}
+
+export function usesTls(protocol: SecurityProtocol): boolean {
+  return protocol === 'SSL' || protocol === 'SASL_SSL';
 }
 
 export interface ServerConfig {
@@ -84,10 +94,12 @@ export interface ServerConfig {
   readonly metricsListen: ListenAddress | undefined;
   /** Cluster-wide configs this node offers as initial values (written only where the cluster has none). */
   readonly clusterDefaults: Readonly<Record<string, string>>;
+  /** The node's TLS identity and trust (ssl.* keys), for wss://, SSL:// and links to TLS peers; none when absent. */
+  readonly tls: TlsSettings | undefined;
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
-export interface ServerFlags extends SaslFlags {
+export interface ServerFlags extends TlsFlags, SaslFlags {
   readonly nodeId: number;
   readonly roles: string;
   readonly controllerListen: string;
@@ -151,7 +163,10 @@ function limitsFrom(flags: ServerFlags): RaftNodeLimits {
 export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   if (!(Number.isSafeInteger(flags.nodeId) && flags.nodeId > 0)) throw invalid(`--node-id must be a positive integer, got ${flags.nodeId}`);
   const roles = parseRoles(flags.roles);
-  const quorum = parseQuorum(flags.controllerQuorum);
+  const controllerListen = parseListenUrl(flags.controllerListen);
+  // The voters are dialed the way this node's own controller listener speaks: a quorum is all TLS or all plain.
+  const quorum = parseQuorum(flags.controllerQuorum, controllerListen.url.startsWith('wss:') ? 'wss' : 'ws');
+  const tls = tlsSettingsFrom(flags);
   const voter = quorum.some((v) => v.id === flags.nodeId);
   if (roles.includes('controller') && !voter) {
     throw invalid(`node ${flags.nodeId} has the controller role but is not in --controller-quorum`);
@@ -173,10 +188,16 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     throw invalid(`--outbound-address must be an IP address, got '${flags.outboundAddress}'`);
   }
   if (broker && flags.raftOnly) throw invalid('--raft-only runs no broker; use --roles controller');
+  const tlsListener = [
+    controllerListen.url.startsWith('wss:') ? '--controller-listen wss://' : null,
+    broker?.listen.url.startsWith('wss:') ? '--listen wss://' : null,
+    broker?.kafkaListen && usesTls(broker.kafkaListen.securityProtocol) ? `--kafka-listen ${broker.kafkaListen.securityProtocol}://` : null,
+  ].find((x) => x !== null);
+  if (tlsListener && !tls) throw invalid(`${tlsListener} needs ssl.keystore.location (--ssl-keystore-location): the node's certificate and key, PEM`);
   return {
     nodeId: flags.nodeId,
     roles,
-    controllerListen: parseListenUrl(flags.controllerListen),
+    controllerListen,
     advertisedControllerUrl: flags.advertisedControllerListen === undefined ? undefined : parseAdvertised(flags.advertisedControllerListen, '--advertised-controller-listen'),
     outboundAddress: flags.outboundAddress,
     quorum,
@@ -189,6 +210,7 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     broker,
     metricsListen: flags.metricsListen === undefined ? undefined : parseMetricsListen(flags.metricsListen),
     clusterDefaults: parseJsonMap(flags.clusterDefaults, '--cluster-defaults'),
+    tls,
   };
 }
 
@@ -231,10 +253,9 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   }
   const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
   const kafkaListen = flags.kafkaListen === undefined ? undefined : parseKafkaListen(flags.kafkaListen, '--kafka-listen');
-  const kafkaSecurityProtocol = flags.kafkaListen === undefined ? 'PLAINTEXT' : kafkaSecurityProtocolOf(flags.kafkaListen);
-  // Until the TLS work lands, SSL and SASL_SSL would silently mean plaintext: refuse them.
-  if (kafkaSecurityProtocol === 'SSL' || kafkaSecurityProtocol === 'SASL_SSL') throw invalid(`--kafka-listen ${kafkaSecurityProtocol}:// needs TLS, which this build does not have yet`);
-  const kafkaAdvertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  // The advertised address takes the listener's security protocol; only its host and port are kept.
+  const advertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  const kafkaAdvertised: HostPort | undefined = advertised ? { host: advertised.host, port: advertised.port } : undefined;
   if (kafkaAdvertised && !kafkaListen) throw invalid('--kafka-advertised-listen needs --kafka-listen');
   if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
     throw invalid('--kafka-advertised-listen must be an address clients can dial (no wildcard host, no port 0)');
@@ -242,25 +263,23 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   return {
     listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig,
     kafkaListen, kafkaAdvertised, autoCreateTopics: flags.autoCreateTopicsEnable ?? true,
-    kafkaSecurityProtocol, sasl: saslConfigFrom(flags),
+    sasl: saslConfigFrom(flags),
   };
 }
 
 /**
- * HOST:PORT, or Kafka's PROTOCOL://HOST:PORT with PLAINTEXT, SSL,
- * SASL_PLAINTEXT or SASL_SSL; [::1]:PORT for IPv6. Port 0 binds any free port.
+ * HOST:PORT (PLAINTEXT), or PROTOCOL://HOST:PORT with one of Kafka's security
+ * protocols (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); [::1]:PORT for IPv6.
+ * Port 0 binds any free port.
  */
-export function parseKafkaListen(text: string, flag: string): HostPort {
-  const m = /^(?:(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL):\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/i.exec(text.trim());
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw invalid(`${flag} must be HOST:PORT or PROTOCOL://HOST:PORT (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), got '${text}'`);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-}
-
-/** The security protocol named by a --kafka-listen value (PLAINTEXT without a scheme). */
-export function kafkaSecurityProtocolOf(text: string): SecurityProtocol {
-  const m = /^([A-Za-z_]+):\/\//.exec(text.trim());
-  return (m ? m[1]!.toUpperCase() : 'PLAINTEXT') as SecurityProtocol;
+export function parseKafkaListen(text: string, flag: string): KafkaListen {
+  const m = /^(?:([A-Za-z_]+):\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : NaN;
+  const protocol = (m?.[1] ?? 'PLAINTEXT').toUpperCase() as SecurityProtocol;
+  if (!m || !(port >= 0 && port <= 65535) || !SECURITY_PROTOCOLS.includes(protocol)) {
+    throw invalid(`${flag} must be HOST:PORT or PROTOCOL://HOST:PORT with PROTOCOL one of ${SECURITY_PROTOCOLS.join(', ')}, got '${text}'`);
+  }
+  return { host: m[2]!.replace(/^\[|\]$/g, ''), port, securityProtocol: protocol };
 }
 
 /** An advertised ws://host:port: an address others can dial, never a wildcard host. */

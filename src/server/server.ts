@@ -24,7 +24,8 @@ import type { StateMachine } from '../raft-node/state-machine.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
-import { SystemClock } from '../util/clock.js';
+import { SystemClock, SystemScheduler } from '../util/clock.js';
+import { TlsContext } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
@@ -64,12 +65,21 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
 
+  let tls: TlsContext | undefined;
+  try {
+    tls = cfg.tls ? new TlsContext(cfg.tls, log.child({ component: 'tls' }), SystemScheduler) : undefined;
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+  tls?.start();
   // A broker-only node dials the voters too: it follows the metadata log as an observer.
   const peers = new Map(cfg.quorum.filter((v) => v.id !== cfg.nodeId).map((v) => [v.id, v.url] as const));
   const transport = new RaftTransport({
     nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
     limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
     ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
+    ...(tls && cfg.controllerListen.url.startsWith('wss:') ? { tls } : {}),
   });
   let node: RaftNode;
   const metadata = cfg.raftOnly ? undefined : new MetadataStateMachine();
@@ -83,6 +93,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     });
   } catch (err) {
     await transport.close();
+    tls?.stop();
     unlock();
     throw err;
   }
@@ -110,6 +121,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
       endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(),
       logger: log.child({ component: 'quorum-client' }), ...(requestTimeoutMs ? { limits: { requestTimeoutMs } } : {}),
       ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
+      ...(tls ? { tls } : {}),
     });
     clients.push(c);
     return c;
@@ -118,6 +130,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     for (const c of clients) c.close();
     unsyncPeers?.();
     controller?.stop();
+    tls?.stop();
     await node.stop(opts).finally(unlock);
   };
   let broker: Broker | undefined;
@@ -136,7 +149,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
           ...(cfg.broker.kafkaListen !== undefined ? { kafkaListen: cfg.broker.kafkaListen } : {}),
           ...(cfg.broker.kafkaAdvertised !== undefined ? { kafkaAdvertised: cfg.broker.kafkaAdvertised } : {}),
           autoCreateTopics: cfg.broker.autoCreateTopics,
-          kafkaSecurityProtocol: cfg.broker.kafkaSecurityProtocol, sasl: cfg.broker.sasl,
+          ...(tls ? { tls, listenTls: cfg.broker.listen.url.startsWith('wss:') } : {}),
+          sasl: cfg.broker.sasl,
         },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),

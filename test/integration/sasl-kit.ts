@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BrokerConnection } from '../../src/client/broker-connection.js';
-import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
+import { nodeWebSocketFactory, nodeWebSocketFactoryWith } from '../../src/client/node-websocket.js';
+import { createCa, issueCert, writeKeystore } from '../../src/net/tls-certs.js';
 import type { SaslOptions } from '../../src/client/sasl.js';
 import { ProcessCluster, waitFor } from './harness.js';
 import { makeJwt, signer } from '../security/sasl/jwt-kit.js';
@@ -24,16 +25,28 @@ export interface SaslNode {
   token(sub: string, seconds?: number): string;
   /** The token, in a file (for --sasl-token-file). */
   tokenFile(sub: string): string;
+  /** With `tls`: the CA's PEM file clients trust (the listeners are wss:// and SASL_SSL://). */
+  readonly caFile: string | null;
 }
 
 /** One combined node: SASL_PLAINTEXT Kafka listener and a WebSocket listener that requires a login. */
-export async function startSaslNode(extraArgs: readonly string[] = []): Promise<SaslNode> {
+export async function startSaslNode(extraArgs: readonly string[] = [], opts: { readonly tls?: boolean } = {}): Promise<SaslNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-sasl-'));
+  let caFile: string | null = null;
+  let caPem: string | null = null;
+  if (opts.tls) {
+    const ca = createCa({ subject: [['O', 'sluice-test'], ['CN', 'sasl test CA']] });
+    caPem = ca.certPem;
+    caFile = path.join(dir, 'ca.pem');
+    fs.writeFileSync(caFile, ca.certPem);
+    writeKeystore(path.join(dir, 'node.pem'), issueCert(ca, { subject: [['CN', 'node-1']], ipAddresses: ['127.0.0.1'], dnsNames: ['localhost'] }));
+  }
   const rs = signer('RS256', 'k1');
   const jwks = path.join(dir, 'jwks.json');
   fs.writeFileSync(jwks, JSON.stringify({ keys: [rs.jwk, signer('ES256', 'k2').jwk] }));
   const cluster = await ProcessCluster.create({
-    size: 1, brokers: true, kafka: true, kafkaProtocol: 'SASL_PLAINTEXT', logLevel: 'warn',
+    size: 1, brokers: true, kafka: true, kafkaProtocol: opts.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT', logLevel: 'warn',
+    ...(opts.tls ? { tls: () => ['--ssl-keystore-location', path.join(dir, 'node.pem'), '--ssl-truststore-location', caFile!] } : {}),
     extraArgs: [
       '--sasl-enabled-mechanisms', 'SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER', '--sasl-plain-allow-plaintext', '--ws-sasl-required',
       '--sasl-oauthbearer-jwks-file', jwks, '--sasl-oauthbearer-expected-audience', 'sluice', '--sasl-oauthbearer-expected-issuer', 'https://idp.test',
@@ -47,7 +60,7 @@ export async function startSaslNode(extraArgs: readonly string[] = []): Promise<
   };
   const url = cluster.brokerUrls[0]!;
   await waitFor('the broker to serve a bearer login', async () => {
-    const c = await connectAs(url, { mechanism: 'OAUTHBEARER', token: token('admin') }).catch(() => null);
+    const c = await connectAs(url, { mechanism: 'OAUTHBEARER', token: token('admin') }, caPem).catch(() => null);
     if (!c) return false;
     try {
       return (await c.metadata([])).brokers.length === 1;
@@ -60,10 +73,11 @@ export async function startSaslNode(extraArgs: readonly string[] = []): Promise<
     fs.writeFileSync(f, token(sub));
     return f;
   };
-  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile };
+  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile, caFile };
 }
 
-export function connectAs(url: string, sasl: SaslOptions): Promise<BrokerConnection> {
-  return BrokerConnection.connect(url, { factory: nodeWebSocketFactory, connectTimeoutMs: 3000, requestTimeoutMs: 10_000, sasl });
+export function connectAs(url: string, sasl: SaslOptions, caPem: string | null = null): Promise<BrokerConnection> {
+  const factory = caPem ? nodeWebSocketFactoryWith({ ca: caPem }) : nodeWebSocketFactory;
+  return BrokerConnection.connect(url, { factory, connectTimeoutMs: 3000, requestTimeoutMs: 10_000, sasl });
 }
 

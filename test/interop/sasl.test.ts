@@ -132,3 +132,63 @@ describe('interop: Kafka clients log in with SASL', function () {
     }
   });
 });
+
+describe('interop: Kafka clients log in with SCRAM-SHA-512 over TLS (SASL_SSL)', function () {
+  this.timeout(180_000);
+  let node: SaslNode;
+  let caPem: string;
+
+  before(async function () {
+    this.timeout(120_000);
+    node = await startSaslNode([], { tls: true });
+    caPem = fs.readFileSync(node.caFile!, 'utf8');
+    const admin = new Client({ bootstrap: node.url, tls: { ca: caPem }, sasl: { mechanism: 'OAUTHBEARER', token: node.token('admin') } });
+    try {
+      await admin.admin().alterUserScramCredentials({ upsertions: [{ user: 'tess', mechanism: 'SCRAM-SHA-512', password: 'tess-pw' }] });
+    } finally {
+      admin.close();
+    }
+  });
+
+  after(async () => {
+    await node?.cluster.cleanup();
+    if (node) fs.rmSync(node.dir, { recursive: true, force: true });
+  });
+
+  it('kcat, KafkaJS and the Java client produce and consume', async function () {
+    const t = uniqueName('sasl-ssl');
+    const kcat = toolOrSkip(this, 'kcat');
+    const k = ['-b', node.kafka, '-X', 'security.protocol=SASL_SSL', '-X', `ssl.ca.location=${node.caFile!}`, '-X', 'sasl.mechanisms=SCRAM-SHA-512', '-X', 'sasl.username=tess', '-X', 'sasl.password=tess-pw'];
+    ok(await runTool(kcat, [...k, '-P', '-t', t], { input: 'k1\nk2\n' }), 'kcat produce over SASL_SSL');
+    expect(ok(await runTool(kcat, [...k, '-C', '-t', t, '-o', 'beginning', '-e', '-q']), 'kcat consume over SASL_SSL').trim().split('\n')).to.deep.equal(['k1', 'k2']);
+
+    const kafka = new Kafka({
+      clientId: 'sluice-sasl-ssl', brokers: node.kafka.split(','), ssl: { ca: [caPem] }, sasl: { mechanism: 'scram-sha-512', username: 'tess', password: 'tess-pw' }, logLevel: logLevel.NOTHING,
+    });
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    await producer.send({ topic: t, messages: [{ value: 'j1' }] });
+    await producer.disconnect();
+    const consumer = kafka.consumer({ groupId: uniqueName('kafkajs-ssl') });
+    const got: string[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic: t, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void got.push(message.value!.toString()) });
+    await waitFor('KafkaJS reads 3 records over SASL_SSL', () => got.length >= 3, { timeoutMs: 40_000 });
+    await consumer.disconnect();
+    expect(got).to.deep.equal(['k1', 'k2', 'j1']);
+
+    const tools = toolOrSkip(this, 'kafka-tools');
+    const cfg = path.join(node.dir, 'ssl-client.properties');
+    fs.writeFileSync(cfg, [
+      `bootstrap.servers=${node.kafka}`, 'security.protocol=SASL_SSL', 'sasl.mechanism=SCRAM-SHA-512', 'ssl.truststore.type=PEM', `ssl.truststore.location=${node.caFile!}`,
+      'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="tess" password="tess-pw";', '',
+    ].join('\n'));
+    ok(await runTool(tools, [KAFKA_TOOL_CLASSES.producerPerf, '--topic', t, '--num-records', '10', '--record-size', '20', '--throughput', '-1', '--command-config', cfg]), 'producer perf over SASL_SSL');
+    const consumed = ok(await runTool(tools, [KAFKA_TOOL_CLASSES.consumerPerf, '--bootstrap-server', node.kafka, '--command-config', cfg, '--topic', t, '--num-records', '13', '--timeout', '30000']), 'consumer perf over SASL_SSL');
+    const lines = consumed.split('\n').map((l) => l.trim()).filter((l) => l.includes(','));
+    const header = lines.findIndex((l) => l.startsWith('start.time'));
+    const columns = lines[header]!.split(',').map((c) => c.trim());
+    expect(Number(lines[header + 1]!.split(',')[columns.indexOf('data.consumed.in.nMsg')]), consumed).to.equal(13);
+  });
+});
