@@ -56,6 +56,9 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['sasl.oauthbearer.expected.issuer', { flag: 'saslOauthbearerExpectedIssuer', numeric: false }],
   ['sasl.oauthbearer.clock.skew.seconds', { flag: 'saslOauthbearerClockSkewSeconds', numeric: true }],
   ['sasl.oauthbearer.sub.claim.name', { flag: 'saslOauthbearerSubClaimName', numeric: false }],
+  ['sasl.mechanism.inter.broker.protocol', { flag: 'saslMechanismInterBrokerProtocol', numeric: false }],
+  ['inter.broker.sasl.username', { flag: 'interBrokerSaslUsername', numeric: false }],
+  ['inter.broker.sasl.password', { flag: 'interBrokerSaslPassword', numeric: false }],
 ]);
 
 /** Boolean keys → their flags. */

@@ -170,6 +170,8 @@ export interface ClusterOptions {
   readonly kafkaProtocol?: string;
   /** Every listener on TLS (wss://, Kafka SSL://); the node's ssl.* flags by node id. */
   readonly tls?: (id: number) => readonly string[];
+  /** Flags for one node only, by node id (e.g. its own credentials). */
+  readonly nodeArgs?: (id: number) => readonly string[];
 }
 
 /** N controller (or combined) processes on loopback, each with its own temp data dir. */
@@ -191,7 +193,7 @@ export class ProcessCluster {
     const ws = opts.tls ? 'wss' : 'ws';
     const kafkaScheme = opts.kafkaProtocol ? `${opts.kafkaProtocol}://` : opts.tls ? 'SSL://' : '';
     const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${kafkaScheme}127.0.0.1:${kafkaPorts[i]}`]);
-    const tlsArgs = (id: number): readonly string[] => opts.tls?.(id) ?? [];
+    const tlsArgs = (id: number): readonly string[] => [...(opts.tls?.(id) ?? []), ...(opts.nodeArgs?.(id) ?? [])];
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
     const cluster = new ProcessCluster(root, quorum);

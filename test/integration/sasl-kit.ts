@@ -30,7 +30,10 @@ export interface SaslNode {
 }
 
 /** One combined node: SASL_PLAINTEXT Kafka listener and a WebSocket listener that requires a login. */
-export async function startSaslNode(extraArgs: readonly string[] = [], opts: { readonly tls?: boolean } = {}): Promise<SaslNode> {
+export async function startSaslNode(
+  extraArgs: readonly string[] = [],
+  opts: { readonly tls?: boolean; readonly size?: number; readonly nodeArgs?: (id: number) => readonly string[]; readonly start?: readonly number[] } = {},
+): Promise<SaslNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-sasl-'));
   let caFile: string | null = null;
   let caPem: string | null = null;
@@ -45,7 +48,7 @@ export async function startSaslNode(extraArgs: readonly string[] = [], opts: { r
   const jwks = path.join(dir, 'jwks.json');
   fs.writeFileSync(jwks, JSON.stringify({ keys: [rs.jwk, signer('ES256', 'k2').jwk] }));
   const cluster = await ProcessCluster.create({
-    size: 1, brokers: true, kafka: true, kafkaProtocol: opts.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT', logLevel: 'warn',
+    size: opts.size ?? 1, brokers: true, kafka: true, ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}), kafkaProtocol: opts.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT', logLevel: 'warn',
     ...(opts.tls ? { tls: () => ['--ssl-keystore-location', path.join(dir, 'node.pem'), '--ssl-truststore-location', caFile!] } : {}),
     extraArgs: [
       '--sasl-enabled-mechanisms', 'SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER', '--sasl-plain-allow-plaintext', '--ws-sasl-required',
@@ -53,7 +56,8 @@ export async function startSaslNode(extraArgs: readonly string[] = [], opts: { r
       '--sasl-oauthbearer-clock-skew-seconds', '0', '--sasl-authentication-timeout-ms', String(AUTH_TIMEOUT_MS), ...extraArgs,
     ],
   });
-  cluster.startAll();
+  if (opts.start) for (const id of opts.start) cluster.node(id).start();
+  else cluster.startAll();
   const token = (sub: string, seconds = 600): string => {
     const now = Math.floor(Date.now() / 1000);
     return makeJwt(rs, { sub, aud: 'sluice', iss: 'https://idp.test', iat: now, exp: now + seconds });
@@ -63,7 +67,7 @@ export async function startSaslNode(extraArgs: readonly string[] = [], opts: { r
     const c = await connectAs(url, { mechanism: 'OAUTHBEARER', token: token('admin') }, caPem).catch(() => null);
     if (!c) return false;
     try {
-      return (await c.metadata([])).brokers.length === 1;
+      return (await c.metadata([])).brokers.length === (opts.start ?? [1]).length;
     } finally {
       c.close();
     }
