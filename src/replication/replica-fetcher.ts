@@ -33,6 +33,8 @@ import { ApiKey } from '../protocol/api-keys.js';
 import { INITIAL_SESSION_EPOCH, NO_FETCH_SESSION, nextSessionEpoch, type FetchPartitionResponse, type FetchResponse } from '../protocol/apis/fetch.js';
 import type { EpochEndOffsetResponse } from '../protocol/apis/offsets.js';
 import { ClientLink, type WebSocketFactory, type WebSocketLike } from '../net/client-link.js';
+import { BrokerConnection } from '../client/broker-connection.js';
+import type { SaslOptions } from '../client/sasl.js';
 import type { MetadataImage } from '../metadata/image.js';
 import { baseOffsetOf, batchSizeAt, lastOffsetOf, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
 import type { Partition } from './partition.js';
@@ -47,6 +49,8 @@ export interface FetcherOptions {
   readonly logger: Logger;
   readonly durability: 'replication' | 'fsync';
   readonly factory?: WebSocketFactory;
+  /** Log in to leaders' broker listeners with this SASL identity (ws.sasl.required there); none: anonymous. */
+  readonly sasl?: SaslOptions;
   readonly maxWaitMs?: number;
   readonly fetchBytesMax?: number;
   readonly partitionFetchBytesMax?: number;
@@ -182,6 +186,15 @@ export class ReplicaFetcher {
     this.link = null;
     this.session = null;
     const link = await ClientLink.connect(this.url, { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000 });
+    if (this.opts.sasl) {
+      // The broker principal's login (and its KIP-368 renewals) on the fetch link; a refusal closes it and the fetcher backs off and retries.
+      try {
+        await new BrokerConnection(link).authenticate(this.opts.sasl);
+      } catch (err) {
+        link.close();
+        throw err;
+      }
+    }
     if (this.stopped) {
       link.close();
       throw new Error('stopped');

@@ -92,7 +92,7 @@ function credentialLookup(image: () => MetadataImage): CredentialLookup {
 
 /** The two listeners' SASL gates: the WebSocket one always, the Kafka one on SASL_* only. */
 function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): { ws: SaslGate; kafka: SaslGate | undefined } {
-  const cfg = s.sasl ?? { mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], plainWithoutTls: false, reauthMs: 0, authTimeoutMs: 10_000, wsRequired: false, oauth: null };
+  const cfg = s.sasl ?? { interBroker: null, mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], plainWithoutTls: false, reauthMs: 0, authTimeoutMs: 10_000, wsRequired: false, oauth: null };
   const base: Omit<SaslSettings, 'required'> = {
     mechanisms: cfg.mechanisms, plainWithoutTls: cfg.plainWithoutTls, reauthMs: cfg.reauthMs, authTimeoutMs: cfg.authTimeoutMs,
     credentials: credentialLookup(image), jwt: cfg.oauth ? jwtValidatorFrom(cfg.oauth) : null, nonce: scramNonce,
@@ -154,7 +154,10 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
-    fetcher: s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {},
+    fetcher: {
+      ...(s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {}),
+      ...(s.sasl?.interBroker ? { sasl: s.sasl.interBroker } : {}),
+    },
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({

@@ -60,6 +60,9 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['sasl.oauthbearer.sub.claim.name', { flag: 'saslOauthbearerSubClaimName', numeric: false }],
   ['quota.window.num', { flag: 'quotaWindowNum', numeric: true }],
   ['quota.window.size.seconds', { flag: 'quotaWindowSizeSeconds', numeric: true }],
+  ['sasl.mechanism.inter.broker.protocol', { flag: 'saslMechanismInterBrokerProtocol', numeric: false }],
+  ['inter.broker.sasl.username', { flag: 'interBrokerSaslUsername', numeric: false }],
+  ['inter.broker.sasl.password', { flag: 'interBrokerSaslPassword', numeric: false }],
 ]);
 
 /** Boolean keys → their flags. */

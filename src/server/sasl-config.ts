@@ -12,6 +12,8 @@
 //   sasl.oauthbearer.expected.issuer      a token's iss must equal it (default: not checked)
 //   sasl.oauthbearer.clock.skew.seconds   leeway for exp/nbf (default 30)
 //   sasl.oauthbearer.sub.claim.name       the claim that names the principal (default sub)
+//   sasl.mechanism.inter.broker.protocol  how this broker's replica fetchers log in to other brokers
+//   inter.broker.sasl.username / .password  the broker principal (password also $SLUICE_INTER_BROKER_SASL_PASSWORD)
 //
 // Errors are INVALID_CONFIG with a one-line reason naming the flag.
 
@@ -32,6 +34,8 @@ export interface OauthConfig {
 }
 
 export interface SaslConfig {
+  /** The SASL identity this broker's replica fetchers log in with (sasl.mechanism.inter.broker.protocol); null: none. */
+  readonly interBroker: { readonly mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | 'PLAIN'; readonly username: string; readonly password: string } | null;
   readonly mechanisms: readonly string[];
   readonly plainWithoutTls: boolean;
   readonly reauthMs: number;
@@ -41,6 +45,9 @@ export interface SaslConfig {
 }
 
 export interface SaslFlags {
+  readonly saslMechanismInterBrokerProtocol?: string;
+  readonly interBrokerSaslUsername?: string;
+  readonly interBrokerSaslPassword?: string;
   readonly saslEnabledMechanisms?: string;
   readonly saslPlainAllowPlaintext?: boolean;
   readonly connectionsMaxReauthMs?: number;
@@ -74,6 +81,7 @@ export function saslConfigFrom(flags: SaslFlags): SaslConfig {
   const authTimeoutMs = nonNegative(flags.saslAuthenticationTimeoutMs, 10_000, '--sasl-authentication-timeout-ms');
   if (authTimeoutMs === 0) throw invalid('--sasl-authentication-timeout-ms must be positive');
   return {
+    interBroker: interBrokerFrom(flags),
     mechanisms,
     plainWithoutTls: flags.saslPlainAllowPlaintext === true,
     reauthMs: nonNegative(flags.connectionsMaxReauthMs, 0, '--connections-max-reauth-ms'),
@@ -87,6 +95,23 @@ export function saslConfigFrom(flags: SaslFlags): SaslConfig {
       subClaim: flags.saslOauthbearerSubClaimName ?? 'sub',
     },
   };
+}
+
+/** The inter-broker login; its password from the flag or $SLUICE_INTER_BROKER_SASL_PASSWORD. */
+function interBrokerFrom(flags: SaslFlags): SaslConfig['interBroker'] {
+  const mechanism = flags.saslMechanismInterBrokerProtocol?.toUpperCase();
+  if (mechanism === undefined) {
+    if (flags.interBrokerSaslUsername !== undefined) throw invalid('--inter-broker-sasl-username needs --sasl-mechanism-inter-broker-protocol');
+    return null;
+  }
+  if (mechanism !== 'SCRAM-SHA-256' && mechanism !== 'SCRAM-SHA-512' && mechanism !== 'PLAIN') {
+    throw invalid('--sasl-mechanism-inter-broker-protocol must be SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN');
+  }
+  const password = flags.interBrokerSaslPassword ?? process.env.SLUICE_INTER_BROKER_SASL_PASSWORD;
+  if (!flags.interBrokerSaslUsername || password === undefined) {
+    throw invalid('the inter-broker login needs --inter-broker-sasl-username and a password (--inter-broker-sasl-password or $SLUICE_INTER_BROKER_SASL_PASSWORD)');
+  }
+  return { mechanism, username: flags.interBrokerSaslUsername, password };
 }
 
 /** Reads the JWKS file and imports its keys; a missing or bad file is INVALID_CONFIG naming it. */

@@ -166,8 +166,10 @@ export interface ClusterOptions {
   readonly brokerOnly?: number;
   /** Broker nodes also open a Kafka-protocol listener (--kafka-listen) on a free port. */
   readonly kafka?: boolean;
-  /** Extra flags for one node, by id (after extraArgs). */
+  /** Extra flags for one node, by id, after extraArgs (e.g. its own credentials). */
   readonly nodeArgs?: (id: number) => readonly string[];
+  /** The Kafka listener's security protocol (PROTOCOL://127.0.0.1:port); SSL with `tls`, plain host:port otherwise. */
+  readonly kafkaProtocol?: string;
   /** Every listener on TLS (wss://, Kafka SSL://); the node's ssl.* flags by node id. */
   readonly tls?: (id: number) => readonly string[];
 }
@@ -189,7 +191,8 @@ export class ProcessCluster {
     const brokerPorts = opts.brokers ? all.slice(opts.size, 2 * opts.size) : [];
     const observerPorts = all.slice(all.length - 2 * extra);
     const ws = opts.tls ? 'wss' : 'ws';
-    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${opts.tls ? 'SSL://' : ''}127.0.0.1:${kafkaPorts[i]}`]);
+    const kafkaScheme = opts.kafkaProtocol ? `${opts.kafkaProtocol}://` : opts.tls ? 'SSL://' : '';
+    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${kafkaScheme}127.0.0.1:${kafkaPorts[i]}`]);
     const tlsArgs = (id: number): readonly string[] => opts.tls?.(id) ?? [];
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');

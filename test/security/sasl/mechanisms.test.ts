@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { ScramServer } from '../../../src/security/sasl/scram.js';
 import { PlainServer } from '../../../src/security/sasl/plain.js';
 import { OauthBearerServer } from '../../../src/security/sasl/oauthbearer.js';
@@ -11,6 +10,7 @@ import { ScramClient, saslClient } from '../../../src/client/sasl.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { anonymousSession } from '../../../src/security/principal.js';
 import { Errors } from '../../../src/util/errors.js';
+import { makeJwt, signer } from './jwt-kit.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -124,20 +124,6 @@ describe('security/sasl: PLAIN', () => {
 });
 
 // ---------------------------------------------------------------- OAUTHBEARER
-
-interface Signer { readonly kid: string; readonly alg: string; readonly key: KeyObject; readonly jwk: Record<string, unknown> }
-
-function signer(alg: 'RS256' | 'ES256', kid: string): Signer {
-  const pair = alg === 'RS256' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return { kid, alg, key: pair.privateKey, jwk: { ...pair.publicKey.export({ format: 'jwk' }), kid, use: 'sig' } };
-}
-
-export function makeJwt(s: Signer, claims: Record<string, unknown>, header: Record<string, unknown> = {}): string {
-  const h = Buffer.from(JSON.stringify({ alg: s.alg, typ: 'JWT', kid: s.kid, ...header })).toString('base64url');
-  const p = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  const sig = sign('sha256', Buffer.from(`${h}.${p}`), s.alg === 'ES256' ? { key: s.key, dsaEncoding: 'ieee-p1363' } : s.key);
-  return `${h}.${p}.${sig.toString('base64url')}`;
-}
 
 describe('security/sasl: OAUTHBEARER and JWT', () => {
   const rs = signer('RS256', 'rs');
