@@ -17,6 +17,7 @@ import {
   type PartitionRegistration,
   type TopicImage,
 } from './image.js';
+import type { AclBinding } from '../security/acl.js';
 import { NO_LEADER, type BrokerId, type MetadataRecord, type PartitionChangeRecord, type PartitionRecord } from './records.js';
 
 /** What changed in a delta, for publishers (replica manager, caches). */
@@ -27,6 +28,8 @@ export interface MetadataChanges {
   /** Topic ids removed, with their last image. */
   readonly removedTopics: ReadonlyMap<string, TopicImage>;
   readonly configs: ReadonlySet<string>;
+  /** Whether any ACL was added or removed. */
+  readonly acls: boolean;
 }
 
 interface MutableTopic {
@@ -43,6 +46,8 @@ export class MetadataDelta {
   private readonly topics = new Map<string, MutableTopic | null>();
   private readonly configs = new Map<string, Map<string, string>>();
   private readonly removed = new Map<string, TopicImage>();
+  /** ACL ids added (binding) or removed (null) by this delta. */
+  private readonly acls = new Map<string, AclBinding | null>();
 
   constructor(readonly base: MetadataImage) {
     this.offset = base.offset;
@@ -127,6 +132,16 @@ export class MetadataDelta {
         assert(record.nextProducerId >= this.nextProducerId, 'producer id blocks must not go backwards');
         this.nextProducerId = record.nextProducerId;
         return;
+      case 'accessControlEntry': {
+        const { type: _t, v: _v, id, ...binding } = record;
+        assert(!this.acl(id), `duplicate ACL id ${id}`);
+        this.acls.set(id, Object.freeze(binding as AclBinding));
+        return;
+      }
+      case 'removeAccessControlEntry':
+        assert(this.acl(record.id), `remove of unknown ACL id ${record.id}`);
+        this.acls.set(record.id, null);
+        return;
       default:
         unreachable(record, 'metadata record');
     }
@@ -165,6 +180,11 @@ export class MetadataDelta {
     topic.partitions.set(record.partition, Object.freeze(next));
   }
 
+  private acl(id: string): AclBinding | undefined {
+    if (this.acls.has(id)) return this.acls.get(id) ?? undefined;
+    return this.base.acls.get(id);
+  }
+
   /** The broker as of this delta (including unapplied changes). */
   broker(id: BrokerId): BrokerRegistration | undefined {
     if (this.brokers.has(id)) return this.brokers.get(id) ?? undefined;
@@ -192,6 +212,7 @@ export class MetadataDelta {
       topics: new Set([...this.topics.entries()].filter(([, t]) => t !== null).map(([id]) => id)),
       removedTopics: new Map(this.removed),
       configs: new Set(this.configs.keys()),
+      acls: this.acls.size > 0,
     };
   }
 
@@ -224,7 +245,16 @@ export class MetadataDelta {
       if (entries.size === 0) configs.delete(key);
       else configs.set(key, new Map(entries));
     }
-    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId);
+    let acls = this.base.acls;
+    if (this.acls.size > 0) {
+      const next = new Map(this.base.acls);
+      for (const [id, b] of this.acls) {
+        if (b) next.set(id, b);
+        else next.delete(id);
+      }
+      acls = next;
+    }
+    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, acls);
   }
 }
 

@@ -8,6 +8,8 @@
 // `offset` is the metadata log index of the last record replayed into it.
 
 import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType, PartitionRecord } from './records.js';
+import type { AclBinding } from '../security/acl.js';
+import { AclIndex } from '../security/authorizer.js';
 
 export interface BrokerRegistration {
   readonly brokerId: BrokerId;
@@ -52,7 +54,16 @@ export class MetadataImage {
     readonly configs: ReadonlyMap<string, ReadonlyMap<string, string>>,
     /** The next producer id the controller may hand out. */
     readonly nextProducerId: number,
+    /** ACLs by the id the controller gave each (AccessControlEntryRecord). */
+    readonly acls: ReadonlyMap<string, AclBinding> = EMPTY_ACLS,
   ) {}
+
+  /** The ACLs indexed for the authorizer; built once per set of ACLs, shared by images that did not change them. */
+  aclIndex(): AclIndex {
+    let index = ACL_INDEXES.get(this.acls);
+    if (!index) ACL_INDEXES.set(this.acls, index = new AclIndex(this.acls.values()));
+    return index;
+  }
 
   topic(name: string): TopicImage | undefined {
     return this.topicsByName.get(name);
@@ -96,12 +107,15 @@ export class MetadataImage {
         out.push({ type: 'config', v: 1, resourceType, resourceName, name, value });
       }
     }
+    for (const [id, b] of sortedBy([...this.acls.entries()], (x) => x[0])) out.push({ type: 'accessControlEntry', v: 1, id, ...b });
     if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });
     return out;
   }
 }
 
 const EMPTY_CONFIG: ReadonlyMap<string, string> = new Map();
+const EMPTY_ACLS: ReadonlyMap<string, AclBinding> = new Map();
+const ACL_INDEXES = new WeakMap<ReadonlyMap<string, AclBinding>, AclIndex>();
 
 function sortedBy<T>(items: T[], key: (x: T) => number | string): T[] {
   return items.sort((a, b) => {

@@ -122,6 +122,30 @@ export interface ProducerIdsRecord {
   readonly nextProducerId: number;
 }
 
+/**
+ * One ACL (Kafka's AccessControlEntryRecord): a binding with the id the
+ * controller gave it. Codes are Kafka's (src/security/acl.ts).
+ */
+export interface AccessControlEntryRecord {
+  readonly type: 'accessControlEntry';
+  readonly v: 1;
+  readonly id: string;
+  readonly resourceType: number;
+  readonly resourceName: string;
+  readonly patternType: number;
+  readonly principal: string;
+  readonly host: string;
+  readonly operation: number;
+  readonly permissionType: number;
+}
+
+/** Removes the ACL with this id (Kafka's RemoveAccessControlEntryRecord). */
+export interface RemoveAccessControlEntryRecord {
+  readonly type: 'removeAccessControlEntry';
+  readonly v: 1;
+  readonly id: string;
+}
+
 export type MetadataRecord =
   | ClusterRecord
   | RegisterBrokerRecord
@@ -132,6 +156,8 @@ export type MetadataRecord =
   | PartitionChangeRecord
   | ConfigRecord
   | RemoveTopicRecord
-  | ProducerIdsRecord;
+  | ProducerIdsRecord
+  | AccessControlEntryRecord
+  | RemoveAccessControlEntryRecord;
 
 export type MetadataRecordType = MetadataRecord['type'];
