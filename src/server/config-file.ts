@@ -8,7 +8,8 @@
 // (BROKER://host:port for the broker listener, CONTROLLER://host:port for the
 // controller listener; PLAINTEXT is taken as BROKER), advertised.listeners
 // (same shape, the URLs others dial), outbound.address, cluster.id,
-// replica.lag.time.max.ms, durability, metrics.listen, log.level, and the
+// replica.lag.time.max.ms, durability, metrics.listen, log.level,
+// authorizer.class.name, super.users, allow.everyone.if.no.acl.found, and the
 // broker-level log keys (log.segment.bytes, log.retention.ms, ...), and
 // cluster-wide keys (num.partitions, default.replication.factor,
 // min.insync.replicas, broker.session.timeout.ms, ...) which live in the
@@ -39,6 +40,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['log.level', { flag: 'logLevel', numeric: false }],
   ['kafka.listeners', { flag: 'kafkaListen', numeric: false }],
   ['kafka.advertised.listeners', { flag: 'kafkaAdvertisedListen', numeric: false }],
+  ['authorizer.class.name', { flag: 'authorizer', numeric: false }],
+  ['super.users', { flag: 'superUsers', numeric: false }],
 ]);
 
 /** The broker's log defaults and its log manager's settings (timers, tail cache): both go to --log-config. */
@@ -117,6 +120,9 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
     } else if (key === 'auto.create.topics.enable') {
       if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
       flags.autoCreateTopicsEnable = value === 'true';
+    } else if (key === 'allow.everyone.if.no.acl.found') {
+      if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
+      flags.allowEveryoneIfNoAclFound = value === 'true';
     } else if (key === 'log.dirs') {
       if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
       flags.dataDir = value;

@@ -143,6 +143,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
         extraEndpoints: [{ name: METADATA_ENDPOINT, url: cfg.advertisedControllerUrl ?? cfg.controllerListen.url }],
         logger: log.child({ component: 'broker' }),
         ...(metrics ? { instrument: metrics } : {}),
+        authorizer: cfg.authorizer,
       });
     } catch (err) {
       await closeDown({});

@@ -16,6 +16,8 @@ import { allocateProducerIds, alterConfigs, describeConfigs, type AlterConfigsRe
 import type { QuorumController } from './quorum-controller.js';
 import { describeImage } from './describe.js';
 import { generateReassignmentPlan } from '../decisions/reassignment-plan.js';
+import { createAcls, deleteAcls } from '../acl-control.js';
+import { parseCreateAclsRequest, parseDeleteAclsRequest } from '../../protocol/apis/acls.js';
 
 const bad = badRequest;
 
@@ -128,6 +130,14 @@ export function createControllerApi(controller: QuorumController): (api: string,
       const brokerEpoch = int(b, 'brokerEpoch');
       const res = await controller.submit((c) => allocateProducerIds(c, brokerId, brokerEpoch));
       return res.error ? errorFields(res.error) : { ...errorFields(null), firstProducerId: res.firstProducerId, size: res.size };
+    },
+    createAcls: async (b) => {
+      const creations = parseCreateAclsRequest(b);
+      return { results: await controller.submit((c) => createAcls(c, creations)) };
+    },
+    deleteAcls: async (b) => {
+      const filters = parseDeleteAclsRequest(b);
+      return { results: await controller.submit((c) => deleteAcls(c, filters)) };
     },
     describeCluster: async () => controller.submit((c) => ({ records: [], response: describeImage(c.image, c.heartbeats) })),
   };

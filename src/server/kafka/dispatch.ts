@@ -24,6 +24,7 @@ import type { Logger } from '../../util/logger.js';
 import { NO_KAFKA_RESPONSE, type KafkaApiHandler, type KafkaDeps, type KafkaHandlerResult } from './api.js';
 import { KAFKA_HANDLERS } from './handlers.js';
 import { apiVersionsBody } from './api-versions.js';
+import { guardedDeps, requestAccess } from '../access-control.js';
 
 export class KafkaProtocolError extends Error {
   override name = 'KafkaProtocolError';
@@ -51,7 +52,9 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     }
     if (inVersions(handler.spec.request.flexible, header.apiVersion)) skipHeaderTags(r);
     const req = decodeMessage(handler.spec.request, header.apiVersion, r);
-    const ctx = { version: header.apiVersion, header, conn, deps };
+    // With an authorizer: the API's request-wide rule first, then operations that check each topic and group.
+    const access = requestAccess(deps, conn);
+    const ctx = { version: header.apiVersion, header, conn, deps: guardedDeps(deps, access), access };
     const onError = (err: unknown): Uint8Array[] => {
       if (!(err instanceof SluiceError)) log.error({ err, api: handler.spec.name, conn: conn.id }, 'Kafka request handler failed');
       const code = err instanceof SluiceError ? err.code : Errors.UNKNOWN_SERVER_ERROR.code;
@@ -70,6 +73,7 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     };
     let result: KafkaHandlerResult | Promise<KafkaHandlerResult>;
     try {
+      access?.checkRequest(header.apiKey, handler.spec.name);
       result = handler.handle(req, ctx);
     } catch (err) {
       return onError(err);

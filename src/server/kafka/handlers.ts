@@ -31,6 +31,7 @@ import { describeGroupsHandler } from './describe-groups.js';
 import { deleteGroupsHandler } from './delete-groups.js';
 import { offsetDeleteHandler } from './offset-delete.js';
 import { initProducerIdHandler } from './init-producer-id.js';
+import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './acls.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -63,6 +64,9 @@ const handlers: KafkaApiHandler[] = [
   initProducerIdHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));
