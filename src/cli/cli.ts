@@ -9,6 +9,7 @@ import { localCommand } from './commands/local.js';
 import { serverCommand } from './commands/server.js';
 import { topicsCommand } from './commands/topics.js';
 import { configsCommand } from './commands/configs.js';
+import { aclsCommand } from './commands/acls.js';
 import { clusterCommand } from './commands/cluster.js';
 import { produceCommand } from './commands/produce.js';
 import { consumeCommand } from './commands/consume.js';
@@ -17,7 +18,7 @@ import { reassignCommand } from './commands/reassign.js';
 import { benchCommand } from './commands/bench.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'acls', 'bench'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -35,6 +36,7 @@ export function buildCli(argv: string[]) {
     .command(localCommand)
     .command(topicsCommand)
     .command(configsCommand)
+    .command(aclsCommand)
     .command(clusterCommand)
     .command(produceCommand)
     .command(consumeCommand)

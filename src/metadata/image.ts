@@ -40,6 +40,10 @@ export function configKey(type: ConfigResourceType, name: string): string {
   return `${type}:${name}`;
 }
 
+// Before the class: its static EMPTY image is built at class definition.
+const EMPTY_ACLS: ReadonlyMap<string, AclBinding> = new Map();
+const ACL_INDEXES = new WeakMap<ReadonlyMap<string, AclBinding>, AclIndex>();
+
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0);
 
@@ -114,8 +118,7 @@ export class MetadataImage {
 }
 
 const EMPTY_CONFIG: ReadonlyMap<string, string> = new Map();
-const EMPTY_ACLS: ReadonlyMap<string, AclBinding> = new Map();
-const ACL_INDEXES = new WeakMap<ReadonlyMap<string, AclBinding>, AclIndex>();
+
 
 function sortedBy<T>(items: T[], key: (x: T) => number | string): T[] {
   return items.sort((a, b) => {
