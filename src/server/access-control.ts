@@ -24,6 +24,9 @@ import type { ConnectionInfo } from '../net/server-connection.js';
 import type { ReplicaOps } from '../replication/replica-manager.js';
 import type { GroupOps } from '../groups/coordinator.js';
 import type { BrokerApiDeps, ControllerCall } from './broker-api.js';
+import type { ControllerCallHandler } from '../raft-node/client-service.js';
+import { ANONYMOUS } from '../security/principal.js';
+import { CONTROLLER_CALL_OPERATION } from '../security/access-rules.js';
 
 /** IPv4 clients on a dual-stack socket show up as ::ffff:a.b.c.d; ACL hosts name a.b.c.d. */
 export function aclHost(remoteAddress: string): string {
@@ -343,5 +346,23 @@ export function guardedDeps<D extends BrokerApiDeps>(deps: D, access: RequestAcc
     replicas: guardedReplicas(deps.replicas, access),
     controller: guardedController(deps.controller, access),
     ...(deps.groups ? { groups: guardedGroups(deps.groups, access) } : {}),
+  };
+}
+
+/**
+ * The controller listener's calls (brokers' registration, heartbeats,
+ * AlterPartition, producer id blocks, and the admin requests brokers forward
+ * after authorizing them): every one needs ClusterAction on the cluster, as
+ * Kafka's controller requires of the nodes and of forwarded requests. The
+ * caller is the controller connection's principal (a node's mTLS or SCRAM
+ * identity: make it a super user).
+ */
+export function authorizeControllerCalls(call: ControllerCallHandler, authorizer: () => Authorizer): ControllerCallHandler {
+  return (api, body, caller) => {
+    const access = new RequestAccess(authorizer(), caller?.security.principal ?? ANONYMOUS, caller?.remoteAddress ?? '');
+    if (!access.onCluster(CONTROLLER_CALL_OPERATION)) {
+      return Promise.reject(new SluiceError(Errors.CLUSTER_AUTHORIZATION_FAILED, `${access.who()} may not ${opName(CONTROLLER_CALL_OPERATION)} the cluster (controller call ${api.slice(0, 40)})`));
+    }
+    return call(api, body, caller);
   };
 }

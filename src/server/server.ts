@@ -24,9 +24,10 @@ import type { StateMachine } from '../raft-node/state-machine.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
+import { authorizeControllerCalls } from './access-control.js';
 import { SystemClock } from '../util/clock.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
-import { startBroker, type Broker } from './broker.js';
+import { authorizerOver, startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
 import { offerClusterDefaults } from './cluster-defaults.js';
 import { METADATA_ENDPOINT } from '../raft-node/observers.js';
@@ -99,6 +100,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     // A broker-only node: controller calls that reach it are sent on to the active controller by the hint.
     controllerApi = () => Promise.reject(node.notController('this node runs no controller'));
   }
+  if (controllerApi && metadata && cfg.authorizer) controllerApi = authorizeControllerCalls(controllerApi, authorizerOver(cfg.authorizer, () => metadata.image));
   transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
   const unsyncPeers = metadata && isVoter
     ? syncObserverPeers({ metadata, transport, nodeId: cfg.nodeId, voters, logger: log.child({ component: 'observer-peers' }) })

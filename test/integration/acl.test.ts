@@ -83,11 +83,13 @@ describe('ACLs enforced on both protocols (real node with an authorizer)', funct
         kafkaAcl({ resourceName: 'hidden', operation: Op.ALL, permissionType: AclPermission.DENY }),
         kafkaAcl({ resourceType: ResourceType.GROUP, resourceName: 'g-denied', operation: Op.READ, permissionType: AclPermission.DENY }),
         kafkaAcl({ resourceType: ResourceType.CLUSTER, resourceName: 'kafka-cluster', principal: 'User:*', operation: Op.ALTER }),
+        // The node itself is ANONYMOUS on its controller listener (no mTLS here): it needs ClusterAction once the cluster is named.
+        kafkaAcl({ resourceType: ResourceType.CLUSTER, resourceName: 'kafka-cluster', operation: Op.CLUSTER_ACTION }),
         kafkaAcl({ resourceName: 'x', resourceType: 9 }), // an unknown resource type: refused, the rest created
       ],
     });
-    expect((res.results as Struct[]).map((r) => r.errorCode)).to.deep.equal([0, 0, 0, 0, Errors.INVALID_REQUEST.code]);
-    await waitFor('the ACLs in the broker image', async () => (await ws.admin(ApiKey.DescribeAcls, { filter: MATCH_ALL_FILTER })).acls.length === 4 || undefined, WAIT);
+    expect((res.results as Struct[]).map((r) => r.errorCode)).to.deep.equal([0, 0, 0, 0, 0, Errors.INVALID_REQUEST.code]);
+    await waitFor('the ACLs in the broker image', async () => (await ws.admin(ApiKey.DescribeAcls, { filter: MATCH_ALL_FILTER })).acls.length === 5 || undefined, WAIT);
     const described = await kafka.request(describeAcls, 3, {
       resourceTypeFilter: ResourceType.TOPIC, resourceNameFilter: 'secret', patternTypeFilter: PatternType.MATCH,
       principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: AclPermission.ANY,
@@ -129,9 +131,9 @@ describe('ACLs enforced on both protocols (real node with an authorizer)', funct
     const join = { groupId: 'g-denied', sessionTimeoutMs: 6000, rebalanceTimeoutMs: 6000, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }] };
     expect(await wsError(ws.joinGroup(join))).to.equal(E.GROUP);
     expect((await kafka.request(joinGroup, 9, { ...join, groupInstanceId: null, reason: null })).errorCode).to.equal(E.GROUP);
-    // DescribeCluster is open to all; its authorized operations say what the principal may do (Alter, and the Describe it implies).
+    // DescribeCluster is open to all; its authorized operations say what the principal may do (Alter, the Describe it implies, ClusterAction).
     const dc = await kafka.request(describeCluster, 1, { includeClusterAuthorizedOperations: true, endpointType: 1 });
-    expect(dc.clusterAuthorizedOperations).to.equal((1 << Op.ALTER) | (1 << Op.DESCRIBE)); // Alter implies Describe
+    expect(dc.clusterAuthorizedOperations).to.equal((1 << Op.ALTER) | (1 << Op.DESCRIBE) | (1 << Op.CLUSTER_ACTION));
     // ElectLeaders needs Alter on the cluster, which User:* has.
     const elect = await kafka.request(electLeaders, 2, { electionType: 0, topicPartitions: null, timeoutMs: 5000 });
     expect(elect.errorCode).to.equal(0);
@@ -181,19 +183,28 @@ describe('ACLs enforced on both protocols (real node with an authorizer)', funct
     expect((await wsProduce('secret', 's4')).errorCode).to.equal(E.TOPIC);
   });
 
-  it('refuses ACL changes without Alter on the cluster (CLUSTER_AUTHORIZATION_FAILED); DeleteAcls removes what filters match', async () => {
+  it('DeleteAcls removes what its filters match; then ACL changes, elections and controller calls are refused (CLUSTER_AUTHORIZATION_FAILED)', async () => {
     const [host, port] = cluster.nodes[0]!.kafkaAddress.split(':');
     kafka = await RawKafkaClient.connect(host!, Number(port));
-    const filter = { resourceTypeFilter: ResourceType.CLUSTER, resourceNameFilter: null, patternTypeFilter: PatternType.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: AclPermission.ANY };
-    const del = await kafka.request(deleteAcls, 3, { filters: [filter] });
-    expect(first(del.filterResults).errorCode).to.equal(0);
-    expect(first(del.filterResults).matchingAcls as Struct[]).to.have.length(1);
-    // The cluster is no longer named by any ACL, so it is open again; deny Alter on it and the ACL APIs close.
-    const deny = await kafka.request(createAcls, 3, { creations: [kafkaAcl({ resourceType: ResourceType.CLUSTER, resourceName: 'kafka-cluster', operation: Op.ALTER, permissionType: AclPermission.DENY })] });
-    expect(first(deny.results).errorCode).to.equal(0);
-    await waitFor('the deny to apply', async () => first((await kafka.request(createAcls, 3, { creations: [kafkaAcl({})] })).results).errorCode === E.CLUSTER || undefined, WAIT);
+    const onCluster = { resourceTypeFilter: ResourceType.CLUSTER, resourceNameFilter: 'kafka-cluster', patternTypeFilter: PatternType.LITERAL, hostFilter: '*', permissionType: AclPermission.ALLOW };
+    // Some other principal's ACL keeps the cluster named, so allow.everyone.if.no.acl.found does not reopen it.
+    const keep = await kafka.request(createAcls, 3, { creations: [kafkaAcl({ resourceType: ResourceType.CLUSTER, resourceName: 'kafka-cluster', principal: 'User:ops', operation: Op.DESCRIBE })] });
+    expect(first(keep.results).errorCode).to.equal(0);
+    const del = await kafka.request(deleteAcls, 3, {
+      filters: [{ ...onCluster, principalFilter: 'User:*', operation: Op.ALTER }, { ...onCluster, principalFilter: 'User:ANONYMOUS', operation: Op.CLUSTER_ACTION }],
+    });
+    expect((del.filterResults as Struct[]).map((r) => [r.errorCode, (r.matchingAcls as Struct[]).length])).to.deep.equal([[0, 1], [0, 1]]);
+    // ANONYMOUS has nothing on the cluster any more.
+    await waitFor('the removal to apply', async () => first((await kafka.request(createAcls, 3, { creations: [kafkaAcl({})] })).results).errorCode === E.CLUSTER || undefined, WAIT);
     expect(await wsError(ws.admin(ApiKey.CreateAcls, { creations: [] }))).to.equal(E.CLUSTER);
     const elect = await kafka.request(electLeaders, 2, { electionType: 0, topicPartitions: null, timeoutMs: 5000 });
     expect(elect.errorCode).to.equal(E.CLUSTER);
+    // The controller listener: every call needs ClusterAction, which ANONYMOUS (this node's own principal too) lost.
+    const quorum = cluster.client();
+    try {
+      expect(await wsError(quorum.controller('listReassignments', {}))).to.equal(E.CLUSTER);
+    } finally {
+      quorum.close();
+    }
   });
 });
