@@ -113,7 +113,7 @@ export interface ServerFlags {
   readonly clusterDefaults?: string;
   /** authorizer.class.name: "acl" or Kafka's StandardAuthorizer class name turns ACL enforcement on. */
   readonly authorizer?: string;
-  /** super.users: principals allowed everything, separated by ';' (Kafka's form) or ','. */
+  /** super.users: principals allowed everything, separated by ';' (Kafka's form). */
   readonly superUsers?: string;
   /** allow.everyone.if.no.acl.found (default false). */
   readonly allowEveryoneIfNoAclFound?: boolean;
@@ -124,7 +124,8 @@ export const AUTHORIZER_NAMES: readonly string[] = ['acl', 'org.apache.kafka.met
 
 export function authorizerConfigFrom(flags: Pick<ServerFlags, 'authorizer' | 'superUsers' | 'allowEveryoneIfNoAclFound'>): AuthorizerConfig | null {
   const name = flags.authorizer?.trim() ?? '';
-  const superUsers = (flags.superUsers ?? '').split(/[;,]/).map((p) => p.trim()).filter((p) => p !== '');
+  // Only ';' separates (Kafka's form): certificate subjects hold commas (User:CN=broker-1,O=acme).
+  const superUsers = (flags.superUsers ?? '').split(';').map((p) => p.trim()).filter((p) => p !== '');
   for (const p of superUsers) {
     try {
       parsePrincipal(p);
