@@ -3,17 +3,24 @@
 // error table.
 import { Client as PortableClient } from './client/index.js';
 import type { ClientOptions } from './client/client.js';
-import { nodeWebSocketFactory } from './client/node-websocket.js';
+import { nodeWebSocketFactory, nodeWebSocketFactoryWith, type NodeTlsOptions } from './client/node-websocket.js';
 
 export { VERSION } from './version.js';
 export { Errors, SluiceError, errorForCode, isSluiceError } from './util/errors.js';
 export type { ErrorInfo, ErrorName } from './util/errors.js';
 export * from './client/index.js';
-export { nodeWebSocketFactory } from './client/node-websocket.js';
+export { nodeWebSocketFactory, nodeWebSocketFactoryWith } from './client/node-websocket.js';
+export type { NodeTlsOptions } from './client/node-websocket.js';
+
+export interface NodeClientOptions extends ClientOptions {
+  /** TLS settings for wss:// bootstrap URLs and brokers: the CA, a client certificate (docs/security.md). */
+  readonly tls?: NodeTlsOptions;
+}
 
 /** The client, connecting with ws unless another `webSocketFactory` is given. */
 export class Client extends PortableClient {
-  constructor(opts: ClientOptions) {
-    super({ webSocketFactory: nodeWebSocketFactory, ...opts });
+  constructor(opts: NodeClientOptions) {
+    const { tls, ...rest } = opts;
+    super({ webSocketFactory: tls ? nodeWebSocketFactoryWith(tls) : nodeWebSocketFactory, ...rest });
   }
 }

@@ -16,9 +16,10 @@ import { consumeCommand } from './commands/consume.js';
 import { groupsCommand } from './commands/groups.js';
 import { reassignCommand } from './commands/reassign.js';
 import { benchCommand } from './commands/bench.js';
+import { usersCommand } from './commands/users.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'acls', 'bench'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench', 'users', 'acls'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -43,6 +44,7 @@ export function buildCli(argv: string[]) {
     .command(groupsCommand)
     .command(reassignCommand)
     .command(benchCommand)
+    .command(usersCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {

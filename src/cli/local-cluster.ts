@@ -20,7 +20,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BrokerConnection } from '../client/broker-connection.js';
-import { nodeWebSocketFactory } from '../client/node-websocket.js';
+import { nodeWebSocketFactory, nodeWebSocketFactoryWith } from '../client/node-websocket.js';
+import type { WebSocketFactory } from '../net/client-link.js';
+import { fixedDialer, type TlsDialer } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import type { StatusResult } from '../raft-node/client-service.js';
 import type { ClusterDescription } from '../controller/service/describe.js';
@@ -94,6 +96,9 @@ export class NotReadyError extends Error {}
 
 export class LocalCluster {
   private readonly children: Child[] = [];
+  /** With --tls, the probes dial as the CLI does: the local CA, the client certificate. */
+  private dialer: TlsDialer | undefined = undefined;
+  private factory: WebSocketFactory = nodeWebSocketFactory;
   private stopping = false;
   private failure: NodeExit | undefined;
   private readonly killAllOnExit = () => this.signalAll('SIGKILL');
@@ -103,6 +108,15 @@ export class LocalCluster {
    * @param onUnexpectedExit called once, for the first child that exits before stop()
    */
   constructor(private readonly plan: LocalPlan, private readonly mainJs: string, private readonly onUnexpectedExit: (exit: NodeExit) => void) {}
+
+  /** Reads the TLS files the probes need (once they exist: after ensureTlsFiles). */
+  private tlsFiles(): void {
+    const t = this.plan.tls;
+    if (!t || this.dialer) return;
+    const pem = { ca: fs.readFileSync(t.caFile, 'utf8'), cert: fs.readFileSync(t.clientCert, 'utf8'), key: fs.readFileSync(t.clientKey, 'utf8') };
+    this.dialer = fixedDialer(pem);
+    this.factory = nodeWebSocketFactoryWith(pem);
+  }
 
   /** Spawns every node; throws (after killing what started) if a node dir or log cannot be created. */
   start(): RunningNode[] {
@@ -202,7 +216,9 @@ export class LocalCluster {
    */
   async waitReady(progress: (line: string) => void, readyTimeoutMs: number): Promise<string> {
     const deadline = performance.now() + readyTimeoutMs;
+    this.tlsFiles();
     const client = new QuorumClient({
+      ...(this.dialer ? { tls: this.dialer } : {}),
       endpoints: this.plan.nodes.map((n) => n.controllerUrl),
       limits: { connectTimeoutMs: PROBE_CONNECT_TIMEOUT_MS, requestTimeoutMs: PROBE_REQUEST_TIMEOUT_MS, leaderSearchTimeoutMs: PROBE_REQUEST_TIMEOUT_MS },
     });
@@ -255,7 +271,7 @@ export class LocalCluster {
   private async brokersSeeAll(): Promise<true | undefined> {
     for (const node of this.plan.nodes) {
       const conn = await BrokerConnection.connect(node.brokerUrl, {
-        factory: nodeWebSocketFactory, connectTimeoutMs: PROBE_CONNECT_TIMEOUT_MS, requestTimeoutMs: PROBE_REQUEST_TIMEOUT_MS,
+        factory: this.factory, connectTimeoutMs: PROBE_CONNECT_TIMEOUT_MS, requestTimeoutMs: PROBE_REQUEST_TIMEOUT_MS,
       });
       try {
         if ((await conn.metadata([])).brokers.length < this.plan.nodes.length) return undefined;

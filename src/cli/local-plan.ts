@@ -28,6 +28,8 @@ export const LOCAL_ROLES = 'broker,controller';
 
 export interface LocalOptions {
   readonly nodes: number;
+  /** --tls: every listener on TLS with a throw-away CA under <data-dir>/tls (node-to-node mTLS required). */
+  readonly tls?: boolean;
   /** As the user gave it (shown in the table); children get the absolute path. */
   readonly dataDir: string;
   readonly basePort: number;
@@ -48,9 +50,22 @@ export interface LocalNodePlan {
   readonly logFile: string;
 }
 
+/** Where `sluice local --tls` keeps its CA and certificates (absolute paths). */
+export interface LocalTlsPlan {
+  readonly dir: string;
+  readonly caFile: string;
+  readonly clientCert: string;
+  readonly clientKey: string;
+  nodeKeystore(id: number): string;
+}
+
+export const LOCAL_TLS_DIR = 'tls';
+
 export interface LocalPlan {
   /** --data-dir as the user gave it. */
   readonly dataDir: string;
+  /** Present with --tls. */
+  readonly tls: LocalTlsPlan | undefined;
   readonly nodes: readonly LocalNodePlan[];
   /** controller.quorum.voters: every node, id@127.0.0.1:controllerPort. */
   readonly quorum: string;
@@ -81,6 +96,14 @@ export function validateLocalFlags(opts: { nodes: unknown; basePort: unknown; da
 
 export function planLocalCluster(opts: LocalOptions): LocalPlan {
   const nodes: LocalNodePlan[] = [];
+  const ws = opts.tls ? 'wss' : 'ws';
+  const tlsDir = path.resolve(opts.dataDir, LOCAL_TLS_DIR);
+  const tls: LocalTlsPlan | undefined = opts.tls
+    ? {
+      dir: tlsDir, caFile: path.join(tlsDir, 'ca.pem'), clientCert: path.join(tlsDir, 'client-cert.pem'), clientKey: path.join(tlsDir, 'client-key.pem'),
+      nodeKeystore: (id) => path.join(tlsDir, `node-${id}.pem`),
+    }
+    : undefined;
   for (let id = 1; id <= opts.nodes; id++) {
     const brokerPort = opts.basePort + 2 * (id - 1);
     const controllerPort = brokerPort + 1;
@@ -89,14 +112,15 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
     const dataDirAbs = path.resolve(dataDir);
     nodes.push({
       id, brokerPort, controllerPort, kafkaPort,
-      brokerUrl: `ws://${LOCAL_HOST}:${brokerPort}`,
+      brokerUrl: `${ws}://${LOCAL_HOST}:${brokerPort}`,
       kafkaAddress: `${LOCAL_HOST}:${kafkaPort}`,
-      controllerUrl: `ws://${LOCAL_HOST}:${controllerPort}`,
+      controllerUrl: `${ws}://${LOCAL_HOST}:${controllerPort}`,
       dataDir, dataDirAbs, logFile: path.join(dataDirAbs, SERVER_LOG),
     });
   }
   return {
     dataDir: opts.dataDir,
+    tls,
     nodes,
     quorum: nodes.map((n) => `${n.id}@${LOCAL_HOST}:${n.controllerPort}`).join(','),
     ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort, n.kafkaPort]),
@@ -107,10 +131,13 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
 
 /** The `sluice server` arguments of one node of the plan (after `server`). */
 export function serverArgs(plan: LocalPlan, node: LocalNodePlan): string[] {
+  const tls = plan.tls
+    ? ['--ssl-keystore-location', plan.tls.nodeKeystore(node.id), '--ssl-truststore-location', plan.tls.caFile, '--ssl-client-auth', 'required']
+    : [];
   return [
     '--node-id', String(node.id), '--roles', LOCAL_ROLES,
-    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl, '--kafka-listen', node.kafkaAddress,
-    '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs,
+    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl, '--kafka-listen', plan.tls ? `SSL://${node.kafkaAddress}` : node.kafkaAddress,
+    '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs, ...tls,
   ];
 }
 
@@ -156,7 +183,11 @@ export function readyReport(plan: LocalPlan, running: readonly RunningNode[], cl
     ...pad(rows),
     '',
     `  bootstrap  ${plan.bootstrap}`,
-    `  Kafka      bootstrap.servers=${plan.kafkaBootstrap}`,
+    `  Kafka      bootstrap.servers=${plan.kafkaBootstrap}${plan.tls ? ' (security.protocol=SSL)' : ''}`,
+    ...(plan.tls ? [
+      `  TLS        CA ${plan.tls.caFile}`,
+      `             client certificate ${plan.tls.clientCert}, key ${plan.tls.clientKey} (ssl.client.auth=required)`,
+    ] : []),
     `  quorum     ${plan.quorum}`,
     `  logs       ${path.join(plan.dataDir, `${NODE_DIR_PREFIX}<id>`, SERVER_LOG)}`,
     '',
@@ -173,19 +204,28 @@ export function nextSteps(plan: LocalPlan, sluice = 'sluice'): string[] {
   const last = plan.nodes.at(-1);
   const extraId = plan.nodes.length + 1;
   const extraBrokerPort = (last?.controllerPort ?? 0) + 1;
+  const t = plan.tls;
+  const scheme = t ? 'wss' : 'ws';
+  const tlsNode = t ? ` --ssl-keystore-location <its cert+key PEM> --ssl-truststore-location ${t.caFile} --ssl-client-auth required` : '';
   return [
     'Next:',
+    ...(t ? [
+      '  every command below needs the CA and the client certificate; set them once:',
+      `    export SLUICE_BOOTSTRAP=${plan.bootstrap} SLUICE_TLS_CA=${t.caFile} SLUICE_TLS_CERT=${t.clientCert} SLUICE_TLS_KEY=${t.clientKey}`,
+    ] : []),
     `  clients connect with --bootstrap ${plan.bootstrap} (or SLUICE_BOOTSTRAP)`,
     `  create a topic:        ${sluice} topics create --topic demo --partitions 3 --replication-factor 3`,
     `  produce lines:         echo hello | ${sluice} produce --topic demo`,
     `  read them back:        ${sluice} consume --topic demo --from-beginning --max-messages 1`,
     `  the cluster:           ${sluice} cluster status`,
-    `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -L`,
+    t
+      ? `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -X security.protocol=SSL -X ssl.ca.location=${t.caFile} -X ssl.certificate.location=${t.clientCert} -X ssl.key.location=${t.clientKey} -L`
+      : `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -L`,
     `  options of one node:   ${sluice} server --help`,
     `  follow a node's log:   tail -f ${last?.logFile ?? SERVER_LOG}`,
     `  add a broker-only node (a metadata observer):`,
-    `    ${sluice} server --node-id ${extraId} --roles broker --listen ws://${LOCAL_HOST}:${extraBrokerPort} `
-      + `--controller-listen ws://${LOCAL_HOST}:${extraBrokerPort + 1} --controller-quorum ${plan.quorum} --data-dir ./broker-${extraId}`,
+    `    ${sluice} server --node-id ${extraId} --roles broker --listen ${scheme}://${LOCAL_HOST}:${extraBrokerPort} `
+      + `--controller-listen ${scheme}://${LOCAL_HOST}:${extraBrokerPort + 1} --controller-quorum ${plan.quorum} --data-dir ./broker-${extraId}${tlsNode}`,
     '  stop: Ctrl-C (a second Ctrl-C kills the nodes at once); run the same command again to resume',
   ];
 }

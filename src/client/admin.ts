@@ -22,6 +22,17 @@ import { partitionError, sleep, type Client, type PartitionInfo } from './client
 import { GroupAdmin } from './group-admin.js';
 import { errorFromCode } from './responses.js';
 import { MATCH_ALL_FILTER, type AclBinding, type AclBindingFilter } from '../security/acl.js';
+import { scramSaltedPassword } from './sasl.js';
+
+/** Kafka's SCRAM mechanism ids. */
+const SCRAM_IDS = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 } as const;
+export type ScramMechanismName = keyof typeof SCRAM_IDS;
+const SCRAM_NAMES: Record<number, ScramMechanismName> = { 1: 'SCRAM-SHA-256', 2: 'SCRAM-SHA-512' };
+
+export interface UserScramCredentials {
+  readonly user: string;
+  readonly credentials: ReadonlyArray<{ readonly mechanism: ScramMechanismName; readonly iterations: number }>;
+}
 
 export type { CreatedTopic, OngoingReassignment, DescribedConfig };
 
@@ -257,6 +268,34 @@ export class Admin {
     const res = await this.forward('deleteAcls', ApiKey.DeleteAcls, { filters: [...filters] });
     throwFirstItemError('deleteAcls', res.results, (_r) => ({}));
     return res.results.flatMap((r) => r.matchingAcls.map((m) => m.acl));
+  }
+
+  /**
+   * Creates or replaces users' SCRAM credentials and deletes others. The
+   * password is salted and iterated here (crypto.subtle): only the salted
+   * form goes to the broker, as with Kafka's admin client.
+   */
+  async alterUserScramCredentials(req: {
+    upsertions?: ReadonlyArray<{ user: string; mechanism: ScramMechanismName; password: string; iterations?: number }>;
+    deletions?: ReadonlyArray<{ user: string; mechanism: ScramMechanismName }>;
+  }): Promise<void> {
+    const upsertions = await Promise.all((req.upsertions ?? []).map(async (u) => {
+      const iterations = u.iterations ?? 8192;
+      const salt = globalThis.crypto.getRandomValues(new Uint8Array(32));
+      return { name: u.user, mechanism: SCRAM_IDS[u.mechanism] ?? -1, iterations, salt, saltedPassword: await scramSaltedPassword(u.mechanism, u.password, salt, iterations) };
+    }));
+    const deletions = (req.deletions ?? []).map((d) => ({ name: d.user, mechanism: SCRAM_IDS[d.mechanism] ?? -1 }));
+    const res = await this.forward('alterUserScramCredentials', ApiKey.AlterUserScramCredentials, { deletions, upsertions });
+    const failed = res.results.find((r) => r.errorCode !== 0);
+    if (failed) throw errorFromCode(failed.errorCode, `user ${failed.user}: ${failed.errorMessage ?? ''}`, { results: res.results });
+  }
+
+  /** Which SCRAM mechanisms each user has (all users when `users` is absent); never salts or keys. */
+  async describeUserScramCredentials(req: { users?: readonly string[] } = {}): Promise<UserScramCredentials[]> {
+    const res = await this.forward('describeUserScramCredentials', ApiKey.DescribeUserScramCredentials, { users: req.users ? [...req.users] : null });
+    const failed = res.results.find((r) => r.errorCode !== 0);
+    if (failed) throw errorFromCode(failed.errorCode, `user ${failed.user}: ${failed.errorMessage ?? ''}`, { results: res.results });
+    return res.results.map((r) => ({ user: r.user, credentials: r.credentialInfos.map((c) => ({ mechanism: SCRAM_NAMES[c.mechanism] ?? 'SCRAM-SHA-256', iterations: c.iterations })) }));
   }
 
   private forward<K extends AdminApiKey>(what: string, apiKey: K, body: AdminApis[K]['request']): Promise<AdminApis[K]['response']> {

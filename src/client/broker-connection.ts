@@ -29,8 +29,9 @@ import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../protoco
 import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../controller/replication-control.js';
 import type { DescribedConfig, ResourceResult } from '../controller/config-control.js';
 import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
+import { saslClient, type SaslOptions } from './sasl.js';
+import { Errors, SluiceError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
-import type { SluiceError } from '../util/errors.js';
 import { CLIENT_DEFAULTS, NO_BROKER_EPOCH, NO_LEADER_EPOCH } from './defaults.js';
 import { ResponseView } from './response-view.js';
 import {
@@ -63,7 +64,12 @@ export interface RequestLink {
 export interface BrokerConnectionOptions extends ClientLinkOptions {
   /** See CLIENT_DEFAULTS.requestTimeoutMs. */
   readonly requestTimeoutMs?: number;
+  /** Log in with SASL right after connecting (and again before the broker's session lifetime runs out: KIP-368). */
+  readonly sasl?: SaslOptions;
 }
+
+/** Re-authenticate when this share of the broker's session lifetime has passed (Kafka's clients pick 85-95%). */
+const REAUTH_AT_SHARE = 0.85;
 
 // ---------------------------------------------------------------- request inputs
 
@@ -217,6 +223,17 @@ export interface AdminApis {
     request: { filters: AclBindingFilter[] };
     response: { results: Array<ItemError & { matchingAcls: Array<ItemError & { acl: AclBinding }> }> };
   };
+  [ApiKey.DescribeUserScramCredentials]: {
+    request: { users: string[] | null };
+    response: { results: Array<{ user: string; errorCode: number; errorMessage: string | null; credentialInfos: Array<{ mechanism: number; iterations: number }> }> };
+  };
+  [ApiKey.AlterUserScramCredentials]: {
+    request: {
+      deletions: Array<{ name: string; mechanism: number }>;
+      upsertions: Array<{ name: string; mechanism: number; iterations: number; salt: Uint8Array; saltedPassword: Uint8Array }>;
+    };
+    response: { results: Array<{ user: string; errorCode: number; errorMessage: string | null }> };
+  };
 }
 export type AdminApiKey = keyof AdminApis;
 
@@ -233,7 +250,56 @@ export class BrokerConnection {
   /** Opens a WebSocket to `url` (rejects with NETWORK_EXCEPTION if it cannot). */
   static async connect(url: string, opts: BrokerConnectionOptions): Promise<BrokerConnection> {
     const link = await ClientLink.connect(url, opts);
-    return new BrokerConnection(link, opts);
+    const conn = new BrokerConnection(link, opts);
+    if (opts.sasl) {
+      try {
+        await conn.authenticate(opts.sasl);
+      } catch (err) {
+        link.close();
+        throw err;
+      }
+    }
+    return conn;
+  }
+
+  /** The principal the broker named after the last successful login; null before one. */
+  principal: string | null = null;
+  private reauthTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * SaslHandshake + SaslAuthenticate until the mechanism is done. A refusal
+   * is SASL_AUTHENTICATION_FAILED (or UNSUPPORTED_SASL_MECHANISM) with the
+   * broker's message; the broker closes the connection after it. With a
+   * session lifetime, a re-authentication is scheduled before it ends.
+   */
+  async authenticate(sasl: SaslOptions): Promise<void> {
+    const t = this.requestTimeoutMs;
+    const hs = await this.link.request<{ errorCode: number; errorMessage?: string | null; mechanisms: string[] }>(ApiKey.SaslHandshake, 0, { mechanism: sasl.mechanism }, t);
+    if (hs.errorCode !== 0) {
+      throw new SluiceError(hs.errorCode === Errors.UNSUPPORTED_SASL_MECHANISM.code ? Errors.UNSUPPORTED_SASL_MECHANISM : Errors.ILLEGAL_SASL_STATE,
+        `${sasl.mechanism} is not enabled on ${this.link.url} (enabled: ${(hs.mechanisms ?? []).join(', ') || 'none'})`);
+    }
+    const client = saslClient(sasl);
+    let out: Uint8Array | null = await client.start();
+    let lifetimeMs = 0;
+    while (out !== null) {
+      const res = await this.link.request<{ errorCode: number; errorMessage: string | null; authBytes: Uint8Array; sessionLifetimeMs: number; principal?: string }>(
+        ApiKey.SaslAuthenticate, 0, { authBytes: out }, t);
+      if (res.errorCode !== 0) throw new SluiceError(Errors.SASL_AUTHENTICATION_FAILED, res.errorMessage ?? 'authentication failed');
+      out = await client.next(new Uint8Array(res.authBytes));
+      lifetimeMs = res.sessionLifetimeMs;
+      if (res.principal !== undefined) this.principal = res.principal;
+    }
+    if (this.reauthTimer) clearTimeout(this.reauthTimer);
+    this.reauthTimer = null;
+    if (lifetimeMs > 0) {
+      this.reauthTimer = setTimeout(() => {
+        this.reauthTimer = null;
+        if (this.link.isOpen) this.authenticate(sasl).catch(() => this.link.close());
+      }, Math.max(1, Math.floor(lifetimeMs * REAUTH_AT_SHARE)));
+      const t2 = this.reauthTimer as { unref?: () => void };
+      t2.unref?.();
+    }
   }
 
   get url(): string {
@@ -250,6 +316,8 @@ export class BrokerConnection {
   }
 
   close(): void {
+    if (this.reauthTimer) clearTimeout(this.reauthTimer);
+    this.reauthTimer = null;
     this.link.close();
   }
 

@@ -22,6 +22,7 @@ import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../util/erro
 import type { WebSocketFactory, WebSocketLike } from '../net/client-link.js';
 import type { MetadataPartition, MetadataResponse } from '../protocol/apis/metadata.js';
 import { BrokerConnection } from './broker-connection.js';
+import type { SaslOptions } from './sasl.js';
 import { errorFromCode } from './responses.js';
 
 export interface RetryOptions {
@@ -53,6 +54,13 @@ export interface ClientOptions {
   readonly metadataMaxAgeMs?: number;
   /** Default: the global WebSocket (browsers, Node 22+); the Node entry point passes ws's. */
   readonly webSocketFactory?: WebSocketFactory;
+  /**
+   * Log in to every broker with SASL (docs/security.md): { mechanism:
+   * 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | 'PLAIN', username, password } or
+   * { mechanism: 'OAUTHBEARER', token } with a JWT or a function returning a
+   * fresh one. Sessions are renewed before the broker's lifetime ends.
+   */
+  readonly sasl?: SaslOptions;
 }
 
 export const DEFAULT_RETRY: RetryOptions = { retries: 8, initialRetryTimeMs: 100, maxRetryTimeMs: 10_000 };
@@ -113,6 +121,7 @@ export class Client {
   private readonly retryOptions: RetryOptions;
   private readonly factory: WebSocketFactory;
   private readonly connectTimeoutMs: number;
+  private readonly sasl: SaslOptions | undefined;
   private readonly metadataMaxAgeMs: number;
   private readonly conns = new Map<string, Promise<BrokerConnection>>();
   private cluster: ClusterInfo = { clusterId: null, controllerId: -1, brokers: new Map() };
@@ -131,6 +140,7 @@ export class Client {
     this.logger = opts.logger ?? NOOP_LOGGER;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
+    this.sasl = opts.sasl;
     this.retryOptions = { ...DEFAULT_RETRY, ...opts.retry };
     this.metadataMaxAgeMs = opts.metadataMaxAgeMs ?? DEFAULT_METADATA_MAX_AGE_MS;
     this.factory = opts.webSocketFactory ?? defaultFactory();
@@ -152,6 +162,7 @@ export class Client {
     if (existing) return existing;
     const p = BrokerConnection.connect(url, {
       factory: this.factory, clientId: this.clientId, connectTimeoutMs: this.connectTimeoutMs, requestTimeoutMs: this.requestTimeoutMs,
+      ...(this.sasl ? { sasl: this.sasl } : {}),
     });
     this.conns.set(url, p);
     p.then((conn) => conn.onClose(() => {

@@ -48,4 +48,5 @@ export type { Partitioner, PartitionerInput } from './partitioners.js';
 export { murmur2, murmur2Partition } from './murmur2.js';
 export type { Message, MessageBytes, ConsumedRecord } from './records.js';
 export { BrokerConnection } from './broker-connection.js';
+export type { SaslOptions, ClientSaslMechanism } from './sasl.js';
 export type { WebSocketFactory, WebSocketLike } from '../net/client-link.js';

@@ -8,7 +8,7 @@ import { Packr } from 'msgpackr';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { MetadataRecord, MetadataRecordType } from './records.js';
 
-type FieldKind = 'int' | 'string' | 'bool' | 'ints' | 'nullableString' | 'endpoints';
+type FieldKind = 'int' | 'string' | 'bool' | 'ints' | 'nullableString' | 'endpoints' | 'bytes';
 interface FieldSpec {
   readonly kind: FieldKind;
   readonly optional?: boolean;
@@ -44,6 +44,10 @@ const SCHEMAS: Record<MetadataRecordType, Record<string, FieldSpec>> = {
     host: f('string'), operation: f('int'), permissionType: f('int'),
   },
   removeAccessControlEntry: { id: f('string') },
+  userScramCredential: {
+    name: f('string'), mechanism: f('int'), salt: f('bytes'), storedKey: f('bytes'), serverKey: f('bytes'), iterations: f('int'),
+  },
+  removeUserScramCredential: { name: f('string'), mechanism: f('int') },
 };
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
@@ -116,6 +120,8 @@ function fieldMatches(kind: FieldKind, v: unknown): boolean {
       return Array.isArray(v) && v.every((x) => Number.isSafeInteger(x));
     case 'nullableString':
       return v === null || typeof v === 'string';
+    case 'bytes':
+      return v instanceof Uint8Array;
     case 'endpoints':
       return Array.isArray(v) && v.every((e) => typeof e === 'object' && e !== null && typeof e.name === 'string' && typeof e.url === 'string');
   }

@@ -15,6 +15,7 @@ import {
   type BrokerRegistration,
   type ClusterInfo,
   type PartitionRegistration,
+  type ScramCredentialImage,
   type TopicImage,
 } from './image.js';
 import type { AclBinding } from '../security/acl.js';
@@ -48,6 +49,8 @@ export class MetadataDelta {
   private readonly removed = new Map<string, TopicImage>();
   /** ACL ids added (binding) or removed (null) by this delta. */
   private readonly acls = new Map<string, AclBinding | null>();
+  /** Users whose SCRAM credentials changed: their whole new set (empty: no credentials left). */
+  private readonly scram = new Map<string, Map<number, ScramCredentialImage>>();
 
   constructor(readonly base: MetadataImage) {
     this.offset = base.offset;
@@ -142,6 +145,14 @@ export class MetadataDelta {
         assert(this.acl(record.id), `remove of unknown ACL id ${record.id}`);
         this.acls.set(record.id, null);
         return;
+      case 'userScramCredential': {
+        const creds = this.scramOf(record.name);
+        creds.set(record.mechanism, Object.freeze({ mechanism: record.mechanism, salt: record.salt, storedKey: record.storedKey, serverKey: record.serverKey, iterations: record.iterations }));
+        return;
+      }
+      case 'removeUserScramCredential':
+        this.scramOf(record.name).delete(record.mechanism);
+        return;
       default:
         unreachable(record, 'metadata record');
     }
@@ -183,6 +194,15 @@ export class MetadataDelta {
   private acl(id: string): AclBinding | undefined {
     if (this.acls.has(id)) return this.acls.get(id) ?? undefined;
     return this.base.acls.get(id);
+  }
+
+  private scramOf(name: string): Map<number, ScramCredentialImage> {
+    let creds = this.scram.get(name);
+    if (!creds) {
+      creds = new Map(this.base.scramCredentials.get(name) ?? []);
+      this.scram.set(name, creds);
+    }
+    return creds;
   }
 
   /** The broker as of this delta (including unapplied changes). */
@@ -254,7 +274,16 @@ export class MetadataDelta {
       }
       acls = next;
     }
-    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, acls);
+    let scram = this.base.scramCredentials;
+    if (this.scram.size > 0) {
+      const next = new Map(scram);
+      for (const [name, creds] of this.scram) {
+        if (creds.size === 0) next.delete(name);
+        else next.set(name, new Map(creds));
+      }
+      scram = next;
+    }
+    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, acls);
   }
 }
 

@@ -43,9 +43,18 @@ export function configKey(type: ConfigResourceType, name: string): string {
 // Before the class: its static EMPTY image is built at class definition.
 const EMPTY_ACLS: ReadonlyMap<string, AclBinding> = new Map();
 const ACL_INDEXES = new WeakMap<ReadonlyMap<string, AclBinding>, AclIndex>();
+/** A user's SCRAM credential for one mechanism, as replayed from UserScramCredentialRecord. */
+export interface ScramCredentialImage {
+  /** Kafka's ScramMechanism id (1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512). */
+  readonly mechanism: number;
+  readonly salt: Uint8Array;
+  readonly storedKey: Uint8Array;
+  readonly serverKey: Uint8Array;
+  readonly iterations: number;
+}
 
 export class MetadataImage {
-  static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0);
+  static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0, new Map());
 
   constructor(
     /** Metadata log index of the last replayed record; -1 for the empty image. */
@@ -58,6 +67,8 @@ export class MetadataImage {
     readonly configs: ReadonlyMap<string, ReadonlyMap<string, string>>,
     /** The next producer id the controller may hand out. */
     readonly nextProducerId: number,
+    /** User name → mechanism id → salted SCRAM credential (never a password). */
+    readonly scramCredentials: ReadonlyMap<string, ReadonlyMap<number, ScramCredentialImage>> = new Map(),
     /** ACLs by the id the controller gave each (AccessControlEntryRecord). */
     readonly acls: ReadonlyMap<string, AclBinding> = EMPTY_ACLS,
   ) {}
@@ -67,6 +78,10 @@ export class MetadataImage {
     let index = ACL_INDEXES.get(this.acls);
     if (!index) ACL_INDEXES.set(this.acls, index = new AclIndex(this.acls.values()));
     return index;
+  }
+
+  scramCredential(user: string, mechanism: number): ScramCredentialImage | undefined {
+    return this.scramCredentials.get(user)?.get(mechanism);
   }
 
   topic(name: string): TopicImage | undefined {
@@ -112,6 +127,11 @@ export class MetadataImage {
       }
     }
     for (const [id, b] of sortedBy([...this.acls.entries()], (x) => x[0])) out.push({ type: 'accessControlEntry', v: 1, id, ...b });
+    for (const [name, byMechanism] of sortedBy([...this.scramCredentials.entries()], (x) => x[0])) {
+      for (const [mechanism, c] of sortedBy([...byMechanism.entries()], (x) => x[0])) {
+        out.push({ type: 'userScramCredential', v: 1, name, mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations });
+      }
+    }
     if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });
     return out;
   }

@@ -146,6 +146,31 @@ export interface RemoveAccessControlEntryRecord {
   readonly id: string;
 }
 
+/**
+ * A user's salted SCRAM credential for one mechanism (Kafka's
+ * UserScramCredentialRecord); replaces any earlier one for the same
+ * (name, mechanism). Never a password: see security/sasl/scram-credential.ts.
+ */
+export interface UserScramCredentialRecord {
+  readonly type: 'userScramCredential';
+  readonly v: 1;
+  readonly name: string;
+  /** Kafka's ScramMechanism id: 1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512. */
+  readonly mechanism: number;
+  readonly salt: Uint8Array;
+  readonly storedKey: Uint8Array;
+  readonly serverKey: Uint8Array;
+  readonly iterations: number;
+}
+
+/** Removes a user's credential for one mechanism (Kafka's RemoveUserScramCredentialRecord). */
+export interface RemoveUserScramCredentialRecord {
+  readonly type: 'removeUserScramCredential';
+  readonly v: 1;
+  readonly name: string;
+  readonly mechanism: number;
+}
+
 export type MetadataRecord =
   | ClusterRecord
   | RegisterBrokerRecord
@@ -158,6 +183,8 @@ export type MetadataRecord =
   | RemoveTopicRecord
   | ProducerIdsRecord
   | AccessControlEntryRecord
-  | RemoveAccessControlEntryRecord;
+  | RemoveAccessControlEntryRecord
+  | UserScramCredentialRecord
+  | RemoveUserScramCredentialRecord;
 
 export type MetadataRecordType = MetadataRecord['type'];

@@ -28,12 +28,15 @@ export interface WebSocketLike {
   onerror: ((ev: unknown) => void) | null;
 }
 
-export type WebSocketFactory = (url: string) => WebSocketLike;
+/** Makes a WebSocket; `protocols` are the subprotocols to offer ("sluice", "bearer.<token>": docs/protocol.md). */
+export type WebSocketFactory = (url: string, protocols?: readonly string[]) => WebSocketLike;
 
 export interface ClientLinkOptions {
   readonly factory: WebSocketFactory;
   readonly clientId?: string;
   readonly connectTimeoutMs?: number;
+  /** Subprotocols offered on connect (a browser's bearer token: ["sluice", "bearer.<token>"]). */
+  readonly protocols?: readonly string[];
   /** Requests awaiting a response; further requests wait in a bounded queue. */
   readonly requestsInFlightMax?: number;
   /** Requests waiting for an in-flight slot; beyond this, request() fails fast. */
@@ -74,7 +77,7 @@ export class ClientLink {
     return new Promise((resolve, reject) => {
       let ws: WebSocketLike;
       try {
-        ws = opts.factory(url);
+        ws = opts.protocols ? opts.factory(url, opts.protocols) : opts.factory(url);
       } catch (err) {
         reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url}: ${(err as Error).message}`));
         return;
@@ -92,10 +95,15 @@ export class ClientLink {
         clearTimeout(timer);
         resolve(new ClientLink(url, ws, opts));
       };
-      ws.onerror = () => {};
+      // The error event says why a connection failed (refused, a TLS certificate that does not verify); the close event only 1006.
+      let why = '';
+      ws.onerror = (ev) => {
+        const message = (ev as { message?: unknown } | null)?.message;
+        if (typeof message === 'string' && message.trim() !== '') why = `: ${message.trim().replace(/\s+/g, ' ')}`;
+      };
       ws.onclose = (ev) => {
         clearTimeout(timer);
-        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url} (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`));
+        reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url} (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})${why}`));
       };
     });
   }

@@ -20,11 +20,18 @@
 // A connection with no traffic for `idleMs` (connections.max.idle.ms) is
 // closed. A handler that throws — a malformed frame — closes that connection
 // with a logged reason; nothing else is affected.
+//
+// With a TlsContext the listener speaks TLS (Kafka's SSL and SASL_SSL
+// security protocols): requests are read once the handshake is done, and the
+// connection's security session carries tls and the client certificate's
+// principal (tls.ts).
 
 import net from 'node:net';
+import tls from 'node:tls';
+import type { TlsContext } from './tls.js';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionInfo } from './server-connection.js';
-import { anonymousSession, type SecuritySession } from '../security/principal.js';
+import { anonymousSession, principalString, type SecuritySession } from '../security/principal.js';
 
 export interface KafkaConnectionLimits {
   /** Largest request frame accepted (socket.request.max.bytes). */
@@ -194,6 +201,16 @@ export class KafkaConnection implements ConnectionInfo {
     }
   }
 
+  /** ConnectionInfo.close: ends the socket after every answer handed to it so far is written (a SASL failure's answer). */
+  close(reason: string): void {
+    if (this.closed) return;
+    // Answers still being computed are dropped; those already written go out before the FIN.
+    this.closed = true;
+    this.log.warn({ conn: this.id, remote: this.remoteAddress, reason }, 'closing Kafka connection');
+    this.socket.end();
+    this.socket.setTimeout(5_000, () => this.socket.destroy());
+  }
+
   closeWith(reason: string, level: 'warn' | 'debug' | 'error' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
@@ -210,19 +227,44 @@ export class KafkaServer {
   private readonly server: net.Server;
   private readonly connections = new Set<KafkaConnection>();
   private nextId = 1;
+  private readonly detachTls: (() => void) | null = null;
 
   constructor(
     private readonly handler: KafkaFrameHandler,
     private readonly log: Logger,
     private readonly limits: KafkaConnectionLimits = DEFAULT_KAFKA_LIMITS,
+    /** Present: the listener speaks TLS (SSL:// or SASL_SSL://). */
+    private readonly tlsContext?: TlsContext,
+    /** Called for every accepted connection before its first byte is read (the SASL layer arms its timeout); returns a clean-up for its close. */
+    private readonly onOpen?: (conn: KafkaConnection) => (() => void),
   ) {
-    this.server = net.createServer((socket) => this.onConnection(socket));
+    if (tlsContext) {
+      const server = tls.createServer(tlsContext.serverOptions(), (socket) => this.onConnection(socket));
+      this.detachTls = tlsContext.attach(server, 'kafka');
+      this.server = server;
+    } else {
+      this.server = net.createServer((socket) => this.onConnection(socket));
+    }
   }
 
   private onConnection(socket: net.Socket): void {
+    const verdict = this.tlsContext?.checkPeer(socket as tls.TLSSocket);
+    if (verdict && !verdict.ok) {
+      this.log.warn({ remote: socket.remoteAddress, reason: verdict.reason }, 'closing Kafka connection');
+      socket.destroy();
+      return;
+    }
     const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log);
+    if (verdict?.ok) {
+      Object.assign(conn.security, verdict.session);
+      if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');
+    }
     this.connections.add(conn);
-    socket.on('close', () => this.connections.delete(conn));
+    const cleanup = this.onOpen?.(conn);
+    socket.on('close', () => {
+      this.connections.delete(conn);
+      cleanup?.();
+    });
   }
 
   listen(addr: { host: string; port: number }): Promise<{ host: string; port: number }> {
@@ -243,6 +285,7 @@ export class KafkaServer {
   }
 
   close(): Promise<void> {
+    this.detachTls?.();
     for (const c of this.connections) c.closeWith('listener closing', 'debug');
     return new Promise((resolve) => this.server.close(() => resolve()));
   }

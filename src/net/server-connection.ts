@@ -36,6 +36,11 @@ export interface ConnectionInfo {
   readonly closed: boolean;
   /** Who the client is (anonymous until authenticated); src/security/principal.ts. */
   readonly security: SecuritySession;
+  /**
+   * Closes the connection with a logged reason once the answers already
+   * handed to it are written (a failed SASL exchange, an expired session).
+   */
+  close?(reason: string): void;
 }
 
 /** What a handler returns for a request that gets no response (produce with acks=0, as in Kafka). */
@@ -231,6 +236,12 @@ export class ServerConnection implements ConnectionInfo {
       this.paused = false;
       this.ws.resume();
     }
+  }
+
+  /** ConnectionInfo.close: 1008 (policy violation) after what is queued, as for an authentication failure. */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closeWith(1008, reason);
   }
 
   private closeWith(code: number, reason: string): void {

@@ -15,6 +15,7 @@
 //     it is up); a link whose pongs stop is terminated.
 
 import { WebSocket } from 'ws';
+import { dialOptions, type TlsDialer } from '../net/tls.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import type { TransportLimits } from './quorum-config.js';
@@ -54,6 +55,8 @@ export class PeerLink {
     private readonly rng: Rng,
     private readonly logger: Logger,
     private readonly localAddress?: string,
+    /** What a wss:// link presents and checks (tls.ts). */
+    private readonly tls?: TlsDialer,
   ) {}
 
   /** Starts dialing (idempotent). */
@@ -126,6 +129,7 @@ export class PeerLink {
       handshakeTimeout: this.limits.connectTimeoutMs,
       maxPayload: this.limits.frameBytesMax,
       ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}),
+      ...dialOptions(this.url, this.tls),
     });
     this.ws = ws;
     ws.on('open', () => this.onOpen(ws));

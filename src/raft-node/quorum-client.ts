@@ -19,6 +19,7 @@
 // request times out after requestTimeoutMs; leader search gives up after
 // leaderSearchTimeoutMs.
 
+import { dialOptions, type TlsDialer } from '../net/tls.js';
 import { WebSocket } from 'ws';
 import { Errors, SluiceError, errorForCode, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -41,6 +42,8 @@ export interface QuorumClientOptions {
   readonly logger?: Logger;
   /** The local address connections are dialed from (a node's --outbound-address); the OS picks when absent. */
   readonly localAddress?: string;
+  /** What links to wss:// endpoints present and check (src/net/tls.ts). */
+  readonly tls?: TlsDialer;
 }
 
 interface Outstanding {
@@ -76,11 +79,12 @@ export class QuorumConnection {
   }
 
   /** Connects and exchanges hellos. Rejects with `details.notSent = true` (safe to retry elsewhere). */
-  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, localAddress?: string): Promise<QuorumConnection> {
+  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, localAddress?: string, tls?: TlsDialer): Promise<QuorumConnection> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, {
         perMessageDeflate: false, handshakeTimeout: limits.connectTimeoutMs, maxPayload: limits.frameBytesMax,
         ...(localAddress !== undefined ? { localAddress } : {}),
+        ...dialOptions(url, tls),
       });
       const failOpen = (why: string) => {
         clearTimeout(timer);
@@ -297,7 +301,7 @@ export class QuorumClient {
   }
 
   private reconnect(url: string): Promise<QuorumConnection> {
-    const p = QuorumConnection.open(url, this.opts.clusterId, this.limits, this.opts.localAddress);
+    const p = QuorumConnection.open(url, this.opts.clusterId, this.limits, this.opts.localAddress, this.opts.tls);
     this.conns.set(url, p);
     p.then((c) => {
       this.logger.debug({ url, nodeId: c.nodeId }, 'connected');

@@ -159,12 +159,16 @@ function splitHostPort(text: string, what: string): { host: string; port: number
   return { host, port: parsePort(m[2], what) };
 }
 
-function wsUrl(host: string, port: number): string {
-  return `ws://${host.includes(':') ? `[${host}]` : host}:${port}`;
+function wsUrl(host: string, port: number, scheme: 'ws' | 'wss' = 'ws'): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Parses `1@127.0.0.1:9093,2@127.0.0.1:9095,...` (Kafka's controller.quorum.voters syntax). */
-export function parseQuorum(text: string): QuorumVoter[] {
+/**
+ * Parses `1@127.0.0.1:9093,2@127.0.0.1:9095,...` (Kafka's
+ * controller.quorum.voters syntax). The voters' URLs take `scheme`: a node
+ * whose controller listener is wss:// dials the voters over TLS.
+ */
+export function parseQuorum(text: string, scheme: 'ws' | 'wss' = 'ws'): QuorumVoter[] {
   const parts = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   if (parts.length === 0) throw invalid('controller quorum is empty');
   const voters: QuorumVoter[] = [];
@@ -178,7 +182,7 @@ export function parseQuorum(text: string): QuorumVoter[] {
     }
     if (voters.some((v) => v.id === id)) throw invalid(`controller quorum names node ${id} twice`);
     const { host, port } = splitHostPort(part.slice(at + 1), `controller quorum entry '${part}'`);
-    voters.push({ id, host, port, url: wsUrl(host, port) });
+    voters.push({ id, host, port, url: wsUrl(host, port, scheme) });
   }
   return voters;
 }
@@ -188,12 +192,12 @@ export function formatQuorum(voters: readonly QuorumVoter[]): string {
   return [...voters].sort((a, b) => a.id - b.id).map((v) => `${v.id}@${wsUrl(v.host, v.port).slice(5)}`).join(',');
 }
 
-/** Parses a `ws://host:port` listener. */
+/** Parses a `ws://host:port` or (TLS) `wss://host:port` listener. */
 export function parseListenUrl(text: string): ListenAddress {
-  const m = /^ws:\/\/(.+?)\/?$/.exec(text.trim());
-  if (!m || m[1] === undefined) throw invalid(`listener '${text}': expected ws://host:port`);
-  const { host, port } = splitHostPort(m[1], `listener '${text}'`);
-  return { host, port, url: wsUrl(host, port) };
+  const m = /^(wss?):\/\/(.+?)\/?$/.exec(text.trim());
+  if (!m || m[2] === undefined) throw invalid(`listener '${text}': expected ws://host:port or wss://host:port`);
+  const { host, port } = splitHostPort(m[2], `listener '${text}'`);
+  return { host, port, url: wsUrl(host, port, m[1] as 'ws' | 'wss') };
 }
 
 /** Merges overrides into the driver defaults and checks they are consistent. */

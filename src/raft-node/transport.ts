@@ -25,9 +25,17 @@
 // exceed clientBufferedBytesMax; responses produced in one event-loop turn
 // go out as one frame; silent connections are closed after
 // idleTimeoutMs (outgoing links ping, so a live peer is never silent).
+//
+// TLS: with a TlsContext the listener is wss:// and links to wss:// peers
+// present this node's certificate. Under ssl.client.auth=required a node
+// without a certificate from the truststore's CA fails the handshake, so it
+// never says hello: it is not admitted to the quorum.
 
 import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { TlsContext } from '../net/tls.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
@@ -65,6 +73,8 @@ export interface TransportOptions {
   readonly logger: Logger;
   /** The local address links to peers are dialed from (--outbound-address); the OS picks when absent. */
   readonly localAddress?: string;
+  /** The node's TLS identity and trust: a wss:// listener, and what links to wss:// peers present and check. */
+  readonly tls?: TlsContext;
 }
 
 export interface TransportStats {
@@ -95,6 +105,8 @@ const IDLE_SWEEP_MS = 1_000;
 
 export class RaftTransport {
   private server: WebSocketServer | undefined;
+  private httpsServer: https.Server | undefined;
+  private detachTls: (() => void) | undefined;
   private readonly links = new Map<NodeId, PeerLink>();
   private readonly conns = new Set<InboundConn>();
   private handlers: TransportHandlers | undefined;
@@ -113,7 +125,7 @@ export class RaftTransport {
   }
 
   private newLink(peerId: NodeId, url: string): PeerLink {
-    return new PeerLink(peerId, url, this.hello, this.opts.limits, this.opts.rng.fork(), this.opts.logger.child({ peer: peerId }), this.opts.localAddress);
+    return new PeerLink(peerId, url, this.hello, this.opts.limits, this.opts.rng.fork(), this.opts.logger.child({ peer: peerId }), this.opts.localAddress, this.opts.tls);
   }
 
   /**
@@ -161,18 +173,26 @@ export class RaftTransport {
   /** Binds the listener. Rejects with a one-line reason (e.g. address in use) and leaves nothing open. */
   async listen(): Promise<void> {
     const { host, port } = this.opts.listen;
-    const server = new WebSocketServer({
-      host, port, maxPayload: this.opts.limits.frameBytesMax, perMessageDeflate: false, clientTracking: false,
-    });
+    const ctx = this.opts.tls;
+    const httpsServer = ctx ? https.createServer(ctx.serverOptions()) : undefined;
+    const common = { maxPayload: this.opts.limits.frameBytesMax, perMessageDeflate: false, clientTracking: false };
+    const server = httpsServer ? new WebSocketServer({ server: httpsServer, ...common }) : new WebSocketServer({ host, port, ...common });
+    // ws re-emits the HTTPS server's errors; they are handled on the server itself.
+    if (httpsServer) server.on('error', () => undefined);
+    const emitter = httpsServer ?? server;
     await new Promise<void>((resolve, reject) => {
-      server.once('listening', resolve);
-      server.once('error', (err: NodeJS.ErrnoException) => {
+      emitter.once('listening', resolve);
+      emitter.once('error', (err: NodeJS.ErrnoException) => {
         server.close();
+        httpsServer?.close();
         const why = err.code === 'EADDRINUSE' ? 'address in use' : err.message;
         reject(new SluiceError(Errors.INVALID_CONFIG, `cannot listen on ${this.opts.listen.url}: ${why}`));
       });
+      httpsServer?.listen(port, host);
     });
-    server.on('error', (err) => this.opts.logger.error({ err: err.message }, 'listener error'));
+    emitter.on('error', (err: Error) => this.opts.logger.error({ err: err.message }, 'listener error'));
+    if (httpsServer && ctx) this.detachTls = ctx.attach(httpsServer, 'controller');
+    this.httpsServer = httpsServer;
     server.on('connection', (ws, req) => this.onConnection(ws, req));
     this.server = server;
     this.sweepTimer = setInterval(() => this.sweepIdle(), IDLE_SWEEP_MS);
@@ -181,7 +201,7 @@ export class RaftTransport {
 
   /** The port actually bound (useful with port 0 in tests). */
   port(): number {
-    const addr = this.server?.address();
+    const addr = this.httpsServer?.address() ?? this.server?.address();
     return typeof addr === 'object' && addr !== null ? addr.port : this.opts.listen.port;
   }
 
@@ -223,8 +243,15 @@ export class RaftTransport {
     for (const link of this.links.values()) link.close();
     for (const conn of this.conns) conn.ws.terminate();
     this.conns.clear();
+    this.detachTls?.();
     const server = this.server;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    const httpsServer = this.httpsServer;
+    if (httpsServer) {
+      const closed = new Promise<void>((resolve) => httpsServer.close(() => resolve()));
+      httpsServer.closeAllConnections();
+      await closed;
+    }
   }
 
   private sendBatches(link: PeerLink, list: Message[]): void {
@@ -246,6 +273,12 @@ export class RaftTransport {
 
   private onConnection(ws: WebSocket, req: IncomingMessage): void {
     const remote = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
+    const verdict = this.opts.tls?.checkPeer(req.socket as TLSSocket);
+    if (verdict && !verdict.ok) {
+      this.opts.logger.warn({ remote, reason: verdict.reason }, 'refusing a connection');
+      ws.terminate();
+      return;
+    }
     if (this.closed || this.conns.size >= this.opts.limits.inboundConnectionsMax) {
       this.opts.logger.warn({ remote }, 'too many connections; refusing one');
       ws.close(1013, 'too many connections');

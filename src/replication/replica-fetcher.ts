@@ -24,6 +24,7 @@
 // next fetch opens a new one — whenever an answer may have been missed: a new
 // link, a failed or timed-out fetch, a session error from the leader.
 
+import { dialOptions, type TlsDialer } from '../net/tls.js';
 import { WebSocket } from 'ws';
 import { AssertionError } from '../util/assert.js';
 import { Errors } from '../util/errors.js';
@@ -72,10 +73,15 @@ interface FollowerSession {
   readonly positions: ReadonlyMap<string, { readonly state: FetchState; readonly fetchOffset: number }>;
 }
 
-/** Links to leaders over `ws`, dialed from `localAddress` when given (a node's --outbound-address). */
-export function replicaLinkFactory(localAddress?: string): WebSocketFactory {
+/**
+ * Links to leaders over `ws`, dialed from `localAddress` when given (a node's
+ * --outbound-address); to a wss:// leader with the node's certificate and
+ * trust (src/net/tls.ts), read at each dial so a reloaded certificate is used.
+ */
+export function replicaLinkFactory(localAddress?: string, tls?: TlsDialer): WebSocketFactory {
   return (url) => new WebSocket(url, {
     perMessageDeflate: false, maxPayload: 256 * 1024 * 1024, ...(localAddress !== undefined ? { localAddress } : {}),
+    ...dialOptions(url, tls),
   }) as unknown as WebSocketLike;
 }
 

@@ -328,6 +328,7 @@ function guardedController(call: ControllerCall, a: RequestAccess): ControllerCa
         return call(api, body);
       case 'createAcls':
       case 'deleteAcls':
+      case 'alterUserScramCredentials':
         a.requireCluster(AclOperation.ALTER, api);
         return call(api, body);
       default:

@@ -39,6 +39,8 @@ import { GROUP_APIS, serveGroupApi } from '../groups/group-api.js';
 import type { Authorizer } from '../security/authorizer.js';
 import { guardedDeps, requestAccess, type RequestAccess } from './access-control.js';
 import { serveAclApi, ACL_APIS } from './acl-api.js';
+import type { SaslGate } from './sasl-gate.js';
+import { serveSaslAuthenticate, serveSaslHandshake, serveAlterUserScramCredentials, serveDescribeUserScramCredentials } from './ws-sasl.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
 
@@ -55,6 +57,13 @@ export interface BrokerApiDeps {
   readonly logDirs?: (req: DescribeLogDirsRequest) => DescribeLogDirsResponse;
   /** The authorizer over the current image's ACLs; absent or null: no authorizer configured, every request allowed. */
   readonly authorizer?: () => Authorizer | null;
+  /**
+   * The listener's SASL layer (sasl-gate.ts): on the WebSocket listener
+   * always (authentication optional unless ws.sasl.required), on the Kafka
+   * listener with SASL_PLAINTEXT/SASL_SSL; absent, SaslHandshake and
+   * SaslAuthenticate answer ILLEGAL_SASL_STATE.
+   */
+  readonly sasl?: SaslGate;
 }
 
 /** Admin APIs a broker forwards to the active controller, by the controller API's name. */
@@ -77,6 +86,7 @@ const SERVED: readonly number[] = [
   ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata, ApiKey.ApiVersions,
   ApiKey.OffsetForLeaderEpoch, ApiKey.DeleteRecords, ApiKey.DescribeCluster, ApiKey.DescribeLogDirs, ...FORWARDED.keys(),
   ApiKey.InitProducerId,
+  ApiKey.SaslHandshake, ApiKey.SaslAuthenticate, ApiKey.DescribeUserScramCredentials, ApiKey.AlterUserScramCredentials,
   ...GROUP_APIS,
   ...ACL_APIS,
 ];
@@ -99,6 +109,8 @@ export const brokerResponseEncoder: ResponseEncoder = (req, body) => (req.apiKey
 
 export function createBrokerApi(brokerDeps: BrokerApiDeps): RequestHandler {
   return (req: RequestEnvelope, conn: ConnectionInfo) => {
+    // Before authentication (ws.sasl.required) only ApiVersions and the SASL APIs are served; anything else closes the connection.
+    if (brokerDeps.sasl?.refuse(conn, req.apiKey)) return NO_RESPONSE;
     const range = VERSIONS.get(req.apiKey);
     if (!range || req.apiVersion < range.minVersion || req.apiVersion > range.maxVersion) {
       throw new SluiceError(Errors.UNSUPPORTED_VERSION, `${apiName(req.apiKey)} v${req.apiVersion} is not supported`);
@@ -136,6 +148,14 @@ export function createBrokerApi(brokerDeps: BrokerApiDeps): RequestHandler {
         if (!deps.producerIds) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker hands out no producer ids');
         return initProducerId(init, deps.producerIds);
       }
+      case ApiKey.SaslHandshake:
+        return serveSaslHandshake(deps.sasl, conn, body);
+      case ApiKey.SaslAuthenticate:
+        return serveSaslAuthenticate(deps.sasl, conn, body);
+      case ApiKey.DescribeUserScramCredentials:
+        return serveDescribeUserScramCredentials(deps.image(), body);
+      case ApiKey.AlterUserScramCredentials:
+        return serveAlterUserScramCredentials(deps.controller, body);
       default:
         break;
     }

@@ -13,7 +13,7 @@
 
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
-import { SystemClock } from '../util/clock.js';
+import { SystemClock, SystemScheduler } from '../util/clock.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { LogConfig, LogManagerConfig } from '../storage/log-config.js';
 import type { MetadataStateMachine } from '../metadata/state-machine.js';
@@ -31,9 +31,16 @@ import type { RequestHandler } from '../net/server-connection.js';
 import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { Authorizer, type AuthorizerConfig } from '../security/authorizer.js';
-import type { MetadataImage } from '../metadata/image.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
-import type { HostPort } from './config.js';
+import { usesTls, type HostPort, type KafkaListen } from './config.js';
+import type { TlsContext } from '../net/tls.js';
+import { SaslGate, scramNonce } from './sasl-gate.js';
+import { bearerOnConnect } from './ws-sasl.js';
+import { jwtValidatorFrom, type SaslConfig } from './sasl-config.js';
+import type { SaslSettings } from '../security/sasl/authenticator.js';
+import { SCRAM_MECHANISM_IDS } from '../security/sasl/mechanism.js';
+import type { CredentialLookup } from '../security/sasl/scram-credential.js';
+import type { MetadataImage } from '../metadata/image.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -57,13 +64,39 @@ export interface BrokerSettings {
   readonly connectionLimits?: ConnectionLimits;
   readonly heartbeatIntervalMs?: number;
   readonly rack?: string | null;
-  /** The Kafka-protocol listener (TCP), none when absent. */
-  readonly kafkaListen?: HostPort;
+  /** The Kafka-protocol listener (TCP; TLS for SSL and SASL_SSL), none when absent. */
+  readonly kafkaListen?: KafkaListen;
   /** The host:port registered for Kafka clients; the bound listener's when absent. */
   readonly kafkaAdvertised?: HostPort;
   readonly kafkaLimits?: KafkaConnectionLimits;
   /** auto.create.topics.enable for Kafka clients' Metadata requests (default true). */
   readonly autoCreateTopics?: boolean;
+  /** The node's TLS identity: replica fetchers present it to wss:// leaders; TLS listeners serve it. */
+  readonly tls?: TlsContext;
+  /** The broker listener speaks wss:// (needs `tls`). */
+  readonly listenTls?: boolean;
+  /** SASL settings of both listeners (sasl-config.ts); absent: the defaults (authentication optional on the WebSocket listener). */
+  readonly sasl?: SaslConfig;
+}
+
+/** SCRAM credentials as the mechanisms want them, read from the current metadata image. */
+function credentialLookup(image: () => MetadataImage): CredentialLookup {
+  return (user, mechanism) => {
+    const c = image().scramCredential(user, SCRAM_MECHANISM_IDS[mechanism]);
+    return c ? { mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations } : undefined;
+  };
+}
+
+/** The two listeners' SASL gates: the WebSocket one always, the Kafka one on SASL_* only. */
+function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): { ws: SaslGate; kafka: SaslGate | undefined } {
+  const cfg = s.sasl ?? { mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], plainWithoutTls: false, reauthMs: 0, authTimeoutMs: 10_000, wsRequired: false, oauth: null };
+  const base: Omit<SaslSettings, 'required'> = {
+    mechanisms: cfg.mechanisms, plainWithoutTls: cfg.plainWithoutTls, reauthMs: cfg.reauthMs, authTimeoutMs: cfg.authTimeoutMs,
+    credentials: credentialLookup(image), jwt: cfg.oauth ? jwtValidatorFrom(cfg.oauth) : null, nonce: scramNonce,
+  };
+  const protocol = s.kafkaListen?.securityProtocol ?? 'PLAINTEXT';
+  const gate = (required: boolean, component: string): SaslGate => new SaslGate({ ...base, required }, SystemClock, SystemScheduler, log.child({ component }));
+  return { ws: gate(cfg.wsRequired, 'ws-sasl'), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl') : undefined };
 }
 
 export interface BrokerOptions {
@@ -95,7 +128,7 @@ export interface BrokerInstrumentation {
 
 export interface Broker {
   readonly url: string;
-  /** The Kafka listener's advertised PLAINTEXT://host:port, null without one. */
+  /** The Kafka listener's advertised PROTOCOL://host:port (PLAINTEXT, SSL, ...), null without one. */
   readonly kafkaUrl: string | null;
   readonly lifecycle: BrokerLifecycle;
   readonly replicas: ReplicaManager;
@@ -128,7 +161,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
-    fetcher: s.outboundAddress !== undefined ? { factory: replicaLinkFactory(s.outboundAddress) } : {},
+    fetcher: s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {},
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
@@ -136,8 +169,9 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
+  const gates = saslGates(s, () => opts.metadata.image, log);
   const apiDeps: BrokerApiDeps = {
-    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin,
+    image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin, sasl: gates.ws,
     logDirs: (req) => describeLogDirs(logs, req),
     producerIds: new ProducerIdManager({
       brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
@@ -147,10 +181,20 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   };
   const api = createBrokerApi(apiDeps);
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
-  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder);
+  const listenerTls = s.listenTls ? s.tls : undefined;
+  const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, listenerTls, (conn, protocols) => {
+    const close = gates.ws.open(conn);
+    bearerOnConnect(gates.ws, conn, protocols);
+    return close;
+  });
   const kafkaLog = log.child({ component: 'kafka-listener' });
+  const kafkaTls = s.kafkaListen && usesTls(s.kafkaListen.securityProtocol) ? s.tls : undefined;
+  const kafkaGate = gates.kafka;
   const kafkaListener = s.kafkaListen
-    ? new KafkaServer(createKafkaFrameHandler({ ...apiDeps, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS)
+    ? new KafkaServer(
+      createKafkaFrameHandler({ ...apiDeps, sasl: kafkaGate, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS,
+      kafkaTls, kafkaGate ? (conn) => kafkaGate.open(conn) : undefined,
+    )
     : null;
   let bound;
   let kafkaUrl: string | null = null;
@@ -158,7 +202,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     bound = await listener.listen(s.listen);
     if (kafkaListener && s.kafkaListen) {
       const k = await kafkaListener.listen(s.kafkaListen);
-      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port);
+      kafkaUrl = kafkaEndpointUrl(s.kafkaAdvertised?.host ?? k.host, s.kafkaAdvertised?.port ?? k.port, s.kafkaListen.securityProtocol);
     }
   } catch (err) {
     await listener.close().catch(() => undefined);
@@ -166,7 +210,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     logs.close();
     throw err;
   }
-  const url = s.advertisedUrl ?? `ws://${bound.host}:${bound.port}`;
+  const url = s.advertisedUrl ?? `${listenerTls ? 'wss' : 'ws'}://${bound.host}:${bound.port}`;
   replicas.start();
   logs.start();
   const lc = new BrokerLifecycle({

@@ -9,7 +9,10 @@
 // controller listener; PLAINTEXT is taken as BROKER), advertised.listeners
 // (same shape, the URLs others dial), outbound.address, cluster.id,
 // replica.lag.time.max.ms, durability, metrics.listen, log.level,
-// authorizer.class.name, super.users, allow.everyone.if.no.acl.found, and the
+// authorizer.class.name, super.users, allow.everyone.if.no.acl.found,
+// replica.lag.time.max.ms, durability, metrics.listen, log.level, the TLS
+// keys (ssl.keystore.location, ssl.truststore.location, ssl.client.auth, ...,
+// and listener.security.protocol.map to make a listener wss://), and the
 // broker-level log keys (log.segment.bytes, log.retention.ms, ...), and
 // cluster-wide keys (num.partitions, default.replication.factor,
 // min.insync.replicas, broker.session.timeout.ms, ...) which live in the
@@ -42,7 +45,33 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['kafka.advertised.listeners', { flag: 'kafkaAdvertisedListen', numeric: false }],
   ['authorizer.class.name', { flag: 'authorizer', numeric: false }],
   ['super.users', { flag: 'superUsers', numeric: false }],
+  ['ssl.keystore.location', { flag: 'sslKeystoreLocation', numeric: false }],
+  ['ssl.key.password', { flag: 'sslKeyPassword', numeric: false }],
+  ['ssl.truststore.location', { flag: 'sslTruststoreLocation', numeric: false }],
+  ['ssl.client.auth', { flag: 'sslClientAuth', numeric: false }],
+  ['ssl.principal.mapping.rules', { flag: 'sslPrincipalMappingRules', numeric: false }],
+  ['ssl.endpoint.identification.algorithm', { flag: 'sslEndpointIdentificationAlgorithm', numeric: false }],
+  ['ssl.reload.interval.ms', { flag: 'sslReloadIntervalMs', numeric: true }],
+  ['sasl.enabled.mechanisms', { flag: 'saslEnabledMechanisms', numeric: false }],
+  ['connections.max.reauth.ms', { flag: 'connectionsMaxReauthMs', numeric: true }],
+  ['sasl.authentication.timeout.ms', { flag: 'saslAuthenticationTimeoutMs', numeric: true }],
+  ['sasl.oauthbearer.jwks.file', { flag: 'saslOauthbearerJwksFile', numeric: false }],
+  ['sasl.oauthbearer.expected.audience', { flag: 'saslOauthbearerExpectedAudience', numeric: false }],
+  ['sasl.oauthbearer.expected.issuer', { flag: 'saslOauthbearerExpectedIssuer', numeric: false }],
+  ['sasl.oauthbearer.clock.skew.seconds', { flag: 'saslOauthbearerClockSkewSeconds', numeric: true }],
+  ['sasl.oauthbearer.sub.claim.name', { flag: 'saslOauthbearerSubClaimName', numeric: false }],
 ]);
+
+/** Boolean keys → their flags. */
+const BOOLEANS: ReadonlyMap<string, string> = new Map([
+  ['auto.create.topics.enable', 'autoCreateTopicsEnable'],
+  ['sasl.plain.allow.plaintext', 'saslPlainAllowPlaintext'],
+  ['ws.sasl.required', 'wsSaslRequired'],
+  ['allow.everyone.if.no.acl.found', 'allowEveryoneIfNoAclFound'],
+]);
+
+/** Kafka's store-type keys: only PEM files are read, so PEM is the only value accepted. */
+const PEM_ONLY_KEYS: ReadonlySet<string> = new Set(['ssl.keystore.type', 'ssl.truststore.type']);
 
 /** The broker's log defaults and its log manager's settings (timers, tail cache): both go to --log-config. */
 const LOG_KEYS: ReadonlySet<string> = new Set([
@@ -87,11 +116,26 @@ function entriesOf(file: string): Map<string, string> {
   return out;
 }
 
+/** listener.security.protocol.map=BROKER:SSL,CONTROLLER:SSL → which listener names speak TLS. */
+function protocolMap(value: string, file: string): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const part of value.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const m = /^([A-Za-z_]+):([A-Za-z_]+)$/.exec(part);
+    const protocol = m?.[2]?.toUpperCase();
+    if (!m || (protocol !== 'PLAINTEXT' && protocol !== 'SSL')) {
+      throw invalid(file, `listener.security.protocol.map entry '${part}' is not NAME:PLAINTEXT or NAME:SSL`);
+    }
+    out.set(m[1]!.toUpperCase(), protocol === 'SSL');
+  }
+  return out;
+}
+
 /**
  * listeners=BROKER://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093 → the two listener flags;
- * advertised.listeners (same shape) → the two advertised ones.
+ * advertised.listeners (same shape) → the two advertised ones. A listener
+ * named SSL, or mapped to SSL by listener.security.protocol.map, is wss://.
  */
-function listenersFlags(value: string, file: string, key: 'listeners' | 'advertised.listeners'): Record<string, string> {
+function listenersFlags(value: string, file: string, key: 'listeners' | 'advertised.listeners', tlsNames: ReadonlyMap<string, boolean>): Record<string, string> {
   const flags = key === 'listeners'
     ? { broker: 'listen', controller: 'controllerListen' }
     : { broker: 'advertisedListen', controller: 'advertisedControllerListen' };
@@ -100,9 +144,9 @@ function listenersFlags(value: string, file: string, key: 'listeners' | 'adverti
     const m = /^([A-Za-z_]+):\/\/(.+)$/.exec(part);
     if (!m) throw invalid(file, `${key} entry '${part}' is not NAME://host:port`);
     const name = m[1]!.toUpperCase();
-    const flag = name === 'BROKER' || name === 'PLAINTEXT' ? flags.broker : name === 'CONTROLLER' ? flags.controller : null;
-    if (!flag) throw invalid(file, `${key} entry '${part}': the listener name must be BROKER (or PLAINTEXT) or CONTROLLER`);
-    out[flag] = `ws://${m[2]}`;
+    const flag = name === 'BROKER' || name === 'PLAINTEXT' || name === 'SSL' ? flags.broker : name === 'CONTROLLER' ? flags.controller : null;
+    if (!flag) throw invalid(file, `${key} entry '${part}': the listener name must be BROKER (or PLAINTEXT, or SSL) or CONTROLLER`);
+    out[flag] = `${(tlsNames.get(name) ?? name === 'SSL') ? 'wss' : 'ws'}://${m[2]}`;
   }
   return out;
 }
@@ -112,22 +156,25 @@ export function readServerConfigFile(file: string): Record<string, unknown> {
   const flags: Record<string, unknown> = {};
   const logConfig: Record<string, string> = {};
   const clusterDefaults: Record<string, string> = {};
-  for (const [key, value] of entriesOf(file)) {
+  const entries = entriesOf(file);
+  const tlsNames = protocolMap(entries.get('listener.security.protocol.map') ?? '', file);
+  for (const [key, value] of entries) {
     const direct = DIRECT.get(key);
     if (direct) {
       if (direct.numeric && !/^-?\d+$/.test(value)) throw invalid(file, `${key} must be an integer, got '${value}'`);
       flags[direct.flag] = direct.numeric ? Number(value) : value;
-    } else if (key === 'auto.create.topics.enable') {
+    } else if (BOOLEANS.has(key)) {
       if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
-      flags.autoCreateTopicsEnable = value === 'true';
-    } else if (key === 'allow.everyone.if.no.acl.found') {
-      if (value !== 'true' && value !== 'false') throw invalid(file, `${key} must be true or false, got '${value}'`);
-      flags.allowEveryoneIfNoAclFound = value === 'true';
+      flags[BOOLEANS.get(key)!] = value === 'true';
     } else if (key === 'log.dirs') {
       if (value.includes(',')) throw invalid(file, 'log.dirs names more than one directory; a node has one data directory');
       flags.dataDir = value;
     } else if (key === 'listeners' || key === 'advertised.listeners') {
-      Object.assign(flags, listenersFlags(value, file, key));
+      Object.assign(flags, listenersFlags(value, file, key, tlsNames));
+    } else if (key === 'listener.security.protocol.map') {
+      // read above, before the listeners it qualifies
+    } else if (PEM_ONLY_KEYS.has(key)) {
+      if (value.toUpperCase() !== 'PEM') throw invalid(file, `${key} must be PEM (Sluice reads PEM files only), got '${value}'`);
     } else if (LOG_KEYS.has(key)) {
       logConfig[key] = value;
     } else if (brokerConfigDef(key)) {

@@ -17,10 +17,14 @@ import type { AuthorizerConfig } from '../security/authorizer.js';
 import { parsePrincipal } from '../security/principal.js';
 import type { LogLevel } from '../util/logger.js';
 import { logConfigFrom, logManagerConfigFrom, type LogConfig, type LogManagerConfig } from '../storage/log-config.js';
+import { saslConfigFrom, SECURITY_PROTOCOLS, type SaslConfig, type SaslFlags, type SecurityProtocol } from './sasl-config.js';
+
+export { SECURITY_PROTOCOLS, type SecurityProtocol };
 import {
   DEFAULT_TRANSPORT_LIMITS, formatQuorum, nodeLimits, parseListenUrl, parseQuorum,
   type ListenAddress, type QuorumVoter, type RaftNodeLimits, type TransportLimits,
 } from '../raft-node/quorum-config.js';
+import { tlsSettingsFrom, type TlsFlags, type TlsSettings } from '../net/tls.js';
 
 export type ProcessRole = 'broker' | 'controller';
 export type DurabilityMode = 'replication' | 'fsync';
@@ -41,16 +45,27 @@ export interface BrokerConfig {
   /** The log manager's checkpoint and retention timers and its tail cache (log.* keys of the same file). */
   readonly logManagerConfig: LogManagerConfig;
   /** --kafka-listen: the listener of Kafka's binary protocol (TCP), none when absent. */
-  readonly kafkaListen: HostPort | undefined;
+  readonly kafkaListen: KafkaListen | undefined;
   /** --kafka-advertised-listen: the host:port Kafka clients are given when it differs from the listener. */
   readonly kafkaAdvertised: HostPort | undefined;
   /** auto.create.topics.enable: Metadata on the Kafka listener creates topics clients ask for (default true, as in Kafka). */
   readonly autoCreateTopics: boolean;
+  /** SASL on the Kafka listener (SASL_*) and the WebSocket listener (sasl-config.ts). */
+  readonly sasl: SaslConfig;
 }
 
 export interface HostPort {
   readonly host: string;
   readonly port: number;
+}
+
+/** A Kafka listener: where, and how clients must talk to it (TLS for SSL and SASL_SSL; SASL for the SASL_ ones). */
+export interface KafkaListen extends HostPort {
+  readonly securityProtocol: SecurityProtocol;
+}
+
+export function usesTls(protocol: SecurityProtocol): boolean {
+  return protocol === 'SSL' || protocol === 'SASL_SSL';
 }
 
 export interface ServerConfig {
@@ -83,10 +98,12 @@ export interface ServerConfig {
   readonly clusterDefaults: Readonly<Record<string, string>>;
   /** authorizer.class.name (--authorizer) set: ACLs enforced with these settings; null: every request allowed. */
   readonly authorizer: AuthorizerConfig | null;
+  /** The node's TLS identity and trust (ssl.* keys), for wss://, SSL:// and links to TLS peers; none when absent. */
+  readonly tls: TlsSettings | undefined;
 }
 
 /** The flags `sluice server` accepts (yargs camel-cases them). */
-export interface ServerFlags {
+export interface ServerFlags extends TlsFlags, SaslFlags {
   readonly nodeId: number;
   readonly roles: string;
   readonly controllerListen: string;
@@ -180,7 +197,10 @@ function limitsFrom(flags: ServerFlags): RaftNodeLimits {
 export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   if (!(Number.isSafeInteger(flags.nodeId) && flags.nodeId > 0)) throw invalid(`--node-id must be a positive integer, got ${flags.nodeId}`);
   const roles = parseRoles(flags.roles);
-  const quorum = parseQuorum(flags.controllerQuorum);
+  const controllerListen = parseListenUrl(flags.controllerListen);
+  // The voters are dialed the way this node's own controller listener speaks: a quorum is all TLS or all plain.
+  const quorum = parseQuorum(flags.controllerQuorum, controllerListen.url.startsWith('wss:') ? 'wss' : 'ws');
+  const tls = tlsSettingsFrom(flags);
   const voter = quorum.some((v) => v.id === flags.nodeId);
   if (roles.includes('controller') && !voter) {
     throw invalid(`node ${flags.nodeId} has the controller role but is not in --controller-quorum`);
@@ -202,10 +222,16 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     throw invalid(`--outbound-address must be an IP address, got '${flags.outboundAddress}'`);
   }
   if (broker && flags.raftOnly) throw invalid('--raft-only runs no broker; use --roles controller');
+  const tlsListener = [
+    controllerListen.url.startsWith('wss:') ? '--controller-listen wss://' : null,
+    broker?.listen.url.startsWith('wss:') ? '--listen wss://' : null,
+    broker?.kafkaListen && usesTls(broker.kafkaListen.securityProtocol) ? `--kafka-listen ${broker.kafkaListen.securityProtocol}://` : null,
+  ].find((x) => x !== null);
+  if (tlsListener && !tls) throw invalid(`${tlsListener} needs ssl.keystore.location (--ssl-keystore-location): the node's certificate and key, PEM`);
   return {
     nodeId: flags.nodeId,
     roles,
-    controllerListen: parseListenUrl(flags.controllerListen),
+    controllerListen,
     advertisedControllerUrl: flags.advertisedControllerListen === undefined ? undefined : parseAdvertised(flags.advertisedControllerListen, '--advertised-controller-listen'),
     outboundAddress: flags.outboundAddress,
     quorum,
@@ -219,6 +245,7 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     metricsListen: flags.metricsListen === undefined ? undefined : parseMetricsListen(flags.metricsListen),
     clusterDefaults: parseJsonMap(flags.clusterDefaults, '--cluster-defaults'),
     authorizer: authorizerConfigFrom(flags),
+    tls,
   };
 }
 
@@ -261,7 +288,9 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   }
   const advertisedUrl = flags.advertisedListen === undefined ? undefined : parseAdvertised(flags.advertisedListen, '--advertised-listen');
   const kafkaListen = flags.kafkaListen === undefined ? undefined : parseKafkaListen(flags.kafkaListen, '--kafka-listen');
-  const kafkaAdvertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  // The advertised address takes the listener's security protocol; only its host and port are kept.
+  const advertised = flags.kafkaAdvertisedListen === undefined ? undefined : parseKafkaListen(flags.kafkaAdvertisedListen, '--kafka-advertised-listen');
+  const kafkaAdvertised: HostPort | undefined = advertised ? { host: advertised.host, port: advertised.port } : undefined;
   if (kafkaAdvertised && !kafkaListen) throw invalid('--kafka-advertised-listen needs --kafka-listen');
   if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
     throw invalid('--kafka-advertised-listen must be an address clients can dial (no wildcard host, no port 0)');
@@ -269,18 +298,23 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   return {
     listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig,
     kafkaListen, kafkaAdvertised, autoCreateTopics: flags.autoCreateTopicsEnable ?? true,
+    sasl: saslConfigFrom(flags),
   };
 }
 
 /**
- * HOST:PORT, or Kafka's PLAINTEXT://HOST:PORT (the only security protocol
- * until TLS lands); [::1]:PORT for IPv6. Port 0 binds any free port.
+ * HOST:PORT (PLAINTEXT), or PROTOCOL://HOST:PORT with one of Kafka's security
+ * protocols (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); [::1]:PORT for IPv6.
+ * Port 0 binds any free port.
  */
-export function parseKafkaListen(text: string, flag: string): HostPort {
-  const m = /^(?:PLAINTEXT:\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/i.exec(text.trim());
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw invalid(`${flag} must be HOST:PORT or PLAINTEXT://HOST:PORT, got '${text}'`);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+export function parseKafkaListen(text: string, flag: string): KafkaListen {
+  const m = /^(?:([A-Za-z_]+):\/\/)?(\[[^\]]+\]|[^:/\s]+):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : NaN;
+  const protocol = (m?.[1] ?? 'PLAINTEXT').toUpperCase() as SecurityProtocol;
+  if (!m || !(port >= 0 && port <= 65535) || !SECURITY_PROTOCOLS.includes(protocol)) {
+    throw invalid(`${flag} must be HOST:PORT or PROTOCOL://HOST:PORT with PROTOCOL one of ${SECURITY_PROTOCOLS.join(', ')}, got '${text}'`);
+  }
+  return { host: m[2]!.replace(/^\[|\]$/g, ''), port, securityProtocol: protocol };
 }
 
 /** An advertised ws://host:port: an address others can dial, never a wildcard host. */

@@ -25,7 +25,8 @@ import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
 import { authorizeControllerCalls } from './access-control.js';
-import { SystemClock } from '../util/clock.js';
+import { SystemClock, SystemScheduler } from '../util/clock.js';
+import { TlsContext } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { authorizerOver, startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
@@ -65,12 +66,21 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
 
+  let tls: TlsContext | undefined;
+  try {
+    tls = cfg.tls ? new TlsContext(cfg.tls, log.child({ component: 'tls' }), SystemScheduler) : undefined;
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+  tls?.start();
   // A broker-only node dials the voters too: it follows the metadata log as an observer.
   const peers = new Map(cfg.quorum.filter((v) => v.id !== cfg.nodeId).map((v) => [v.id, v.url] as const));
   const transport = new RaftTransport({
     nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
     limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
     ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
+    ...(tls && cfg.controllerListen.url.startsWith('wss:') ? { tls } : {}),
   });
   let node: RaftNode;
   const metadata = cfg.raftOnly ? undefined : new MetadataStateMachine();
@@ -84,6 +94,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     });
   } catch (err) {
     await transport.close();
+    tls?.stop();
     unlock();
     throw err;
   }
@@ -112,6 +123,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
       endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(),
       logger: log.child({ component: 'quorum-client' }), ...(requestTimeoutMs ? { limits: { requestTimeoutMs } } : {}),
       ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
+      ...(tls ? { tls } : {}),
     });
     clients.push(c);
     return c;
@@ -120,6 +132,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     for (const c of clients) c.close();
     unsyncPeers?.();
     controller?.stop();
+    tls?.stop();
     await node.stop(opts).finally(unlock);
   };
   let broker: Broker | undefined;
@@ -138,6 +151,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
           ...(cfg.broker.kafkaListen !== undefined ? { kafkaListen: cfg.broker.kafkaListen } : {}),
           ...(cfg.broker.kafkaAdvertised !== undefined ? { kafkaAdvertised: cfg.broker.kafkaAdvertised } : {}),
           autoCreateTopics: cfg.broker.autoCreateTopics,
+          ...(tls ? { tls, listenTls: cfg.broker.listen.url.startsWith('wss:') } : {}),
+          sasl: cfg.broker.sasl,
         },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),

@@ -48,6 +48,8 @@ export const Errors = {
   GROUP_AUTHORIZATION_FAILED: e(30, 'GROUP_AUTHORIZATION_FAILED', false, 'The principal is not authorized to access this group'),
   CLUSTER_AUTHORIZATION_FAILED: e(31, 'CLUSTER_AUTHORIZATION_FAILED', false, 'The principal is not authorized for this cluster operation'),
   INVALID_TIMESTAMP: e(32, 'INVALID_TIMESTAMP', false, 'The timestamp of a record is out of the acceptable range'),
+  UNSUPPORTED_SASL_MECHANISM: e(33, 'UNSUPPORTED_SASL_MECHANISM', false, 'The SASL mechanism is not enabled on this listener'),
+  ILLEGAL_SASL_STATE: e(34, 'ILLEGAL_SASL_STATE', false, 'The request is not valid in the current state of the SASL exchange'),
   UNSUPPORTED_VERSION: e(35, 'UNSUPPORTED_VERSION', false, 'The API or API version is not supported'),
   TOPIC_ALREADY_EXISTS: e(36, 'TOPIC_ALREADY_EXISTS', false, 'The topic already exists'),
   INVALID_PARTITIONS: e(37, 'INVALID_PARTITIONS', false, 'The number of partitions is invalid'),
@@ -63,6 +65,7 @@ export const Errors = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: e(53, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', false, 'The transactional id may not be used here (Sluice has no transactions yet)'),
   SECURITY_DISABLED: e(54, 'SECURITY_DISABLED', false, 'No authorizer is configured on this cluster'),
   KAFKA_STORAGE_ERROR: e(56, 'KAFKA_STORAGE_ERROR', true, 'The server hit a disk error serving this partition'),
+  SASL_AUTHENTICATION_FAILED: e(58, 'SASL_AUTHENTICATION_FAILED', false, 'SASL authentication failed (wrong credentials, an invalid token or a malformed exchange)'),
   UNKNOWN_PRODUCER_ID: e(59, 'UNKNOWN_PRODUCER_ID', false, 'The partition has no state for this producer id'),
   NON_EMPTY_GROUP: e(68, 'NON_EMPTY_GROUP', false, 'The group still has members'),
   GROUP_ID_NOT_FOUND: e(69, 'GROUP_ID_NOT_FOUND', false, 'The group does not exist'),
@@ -87,6 +90,9 @@ export const Errors = {
   NEW_LEADER_ELECTED: e(112, 'NEW_LEADER_ELECTED', false, 'A new leader was elected while the request was in flight'),
   MISMATCHED_ENDPOINT_TYPE: e(118, 'MISMATCHED_ENDPOINT_TYPE', false, 'The request was sent to an endpoint of the wrong type'),
   UNSUPPORTED_ENDPOINT_TYPE: e(119, 'UNSUPPORTED_ENDPOINT_TYPE', false, 'This endpoint type is not supported'),
+  RESOURCE_NOT_FOUND: e(91, 'RESOURCE_NOT_FOUND', false, 'The resource does not exist'),
+  DUPLICATE_RESOURCE: e(92, 'DUPLICATE_RESOURCE', false, 'The request names the same resource twice'),
+  UNACCEPTABLE_CREDENTIAL: e(93, 'UNACCEPTABLE_CREDENTIAL', false, 'The credential is not acceptable (iterations, salt or user name)'),
   INELIGIBLE_REPLICA: e(107, 'INELIGIBLE_REPLICA', false, 'The replica is not eligible to join the ISR'),
 } as const satisfies Record<string, ErrorInfo>;
 

@@ -92,6 +92,8 @@ export class NodeProcess {
     readonly brokerPort?: number,
     /** The Kafka listener's port, for broker nodes of a cluster made with `kafka: true`. */
     readonly kafkaPort?: number,
+    /** 'wss' for the nodes of a cluster made with `tls`. */
+    readonly scheme: 'ws' | 'wss' = 'ws',
   ) {}
 
   /** HOST:PORT of the Kafka listener; throws for a node without one. */
@@ -101,13 +103,13 @@ export class NodeProcess {
   }
 
   get url(): string {
-    return `ws://127.0.0.1:${this.port}`;
+    return `${this.scheme}://127.0.0.1:${this.port}`;
   }
 
   /** The broker listener (client protocol); throws for a controller-only node. */
   get brokerUrl(): string {
     if (this.brokerPort === undefined) throw new Error(`node ${this.id} has no broker role`);
-    return `ws://127.0.0.1:${this.brokerPort}`;
+    return `${this.scheme}://127.0.0.1:${this.brokerPort}`;
   }
 
   get pid(): number | undefined {
@@ -164,6 +166,8 @@ export interface ClusterOptions {
   readonly brokerOnly?: number;
   /** Broker nodes also open a Kafka-protocol listener (--kafka-listen) on a free port. */
   readonly kafka?: boolean;
+  /** Every listener on TLS (wss://, Kafka SSL://); the node's ssl.* flags by node id. */
+  readonly tls?: (id: number) => readonly string[];
 }
 
 /** N controller (or combined) processes on loopback, each with its own temp data dir. */
@@ -182,7 +186,9 @@ export class ProcessCluster {
     const ports = all.slice(0, opts.size);
     const brokerPorts = opts.brokers ? all.slice(opts.size, 2 * opts.size) : [];
     const observerPorts = all.slice(all.length - 2 * extra);
-    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `127.0.0.1:${kafkaPorts[i]}`]);
+    const ws = opts.tls ? 'wss' : 'ws';
+    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${opts.tls ? 'SSL://' : ''}127.0.0.1:${kafkaPorts[i]}`]);
+    const tlsArgs = (id: number): readonly string[] => opts.tls?.(id) ?? [];
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
     const cluster = new ProcessCluster(root, quorum);
@@ -190,20 +196,20 @@ export class ProcessCluster {
       const id = i + 1;
       const dataDir = path.join(root, `node-${id}`);
       const brokerPort = brokerPorts[i];
-      const roleArgs = brokerPort === undefined ? ['--roles', 'controller'] : ['--roles', 'broker,controller', '--listen', `ws://127.0.0.1:${brokerPort}`];
+      const roleArgs = brokerPort === undefined ? ['--roles', 'controller'] : ['--roles', 'broker,controller', '--listen', `${ws}://127.0.0.1:${brokerPort}`];
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
-        '--node-id', String(id), ...roleArgs, '--controller-listen', `ws://127.0.0.1:${port}`,
-        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(brokerPort === undefined ? [] : kafkaArgs(i)), ...(opts.extraArgs ?? []),
-      ], brokerPort, brokerPort === undefined ? undefined : kafkaPorts[i]));
+        '--node-id', String(id), ...roleArgs, '--controller-listen', `${ws}://127.0.0.1:${port}`,
+        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...(brokerPort === undefined ? [] : kafkaArgs(i)), ...tlsArgs(id), ...(opts.extraArgs ?? []),
+      ], brokerPort, brokerPort === undefined ? undefined : kafkaPorts[i], ws));
     });
     for (let i = 0; i < extra; i++) {
       const id = opts.size + i + 1;
       const [port, brokerPort] = [observerPorts[2 * i]!, observerPorts[2 * i + 1]!];
       const dataDir = path.join(root, `node-${id}`);
       cluster.nodes.push(new NodeProcess(id, port, dataDir, () => [
-        '--node-id', String(id), '--roles', 'broker', '--listen', `ws://127.0.0.1:${brokerPort}`, '--controller-listen', `ws://127.0.0.1:${port}`,
-        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...kafkaArgs(opts.size + i), ...(opts.extraArgs ?? []),
-      ], brokerPort, kafkaPorts[opts.size + i]));
+        '--node-id', String(id), '--roles', 'broker', '--listen', `${ws}://127.0.0.1:${brokerPort}`, '--controller-listen', `${ws}://127.0.0.1:${port}`,
+        '--controller-quorum', quorum, '--data-dir', dataDir, '--log-level', opts.logLevel ?? 'info', ...kafkaArgs(opts.size + i), ...tlsArgs(id), ...(opts.extraArgs ?? []),
+      ], brokerPort, kafkaPorts[opts.size + i], ws));
     }
     return cluster;
   }

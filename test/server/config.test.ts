@@ -94,9 +94,9 @@ describe('server config: the Kafka listener', () => {
   const broker: ServerFlags = { ...base, roles: 'broker,controller', listen: 'ws://127.0.0.1:9092' };
 
   it('takes HOST:PORT or PLAINTEXT://HOST:PORT, an advertised address, and auto.create.topics.enable', () => {
-    expect(serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1:9192' }).broker?.kafkaListen).to.deep.equal({ host: '127.0.0.1', port: 9192 });
-    expect(serverConfigFromFlags({ ...broker, kafkaListen: 'PLAINTEXT://0.0.0.0:9192' }).broker?.kafkaListen).to.deep.equal({ host: '0.0.0.0', port: 9192 });
-    expect(serverConfigFromFlags({ ...broker, kafkaListen: '[::1]:9192' }).broker?.kafkaListen).to.deep.equal({ host: '::1', port: 9192 });
+    expect(serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1:9192' }).broker?.kafkaListen).to.deep.equal({ host: '127.0.0.1', port: 9192, securityProtocol: 'PLAINTEXT' });
+    expect(serverConfigFromFlags({ ...broker, kafkaListen: 'PLAINTEXT://0.0.0.0:9192' }).broker?.kafkaListen).to.deep.equal({ host: '0.0.0.0', port: 9192, securityProtocol: 'PLAINTEXT' });
+    expect(serverConfigFromFlags({ ...broker, kafkaListen: '[::1]:9192' }).broker?.kafkaListen).to.deep.equal({ host: '::1', port: 9192, securityProtocol: 'PLAINTEXT' });
     const adv = serverConfigFromFlags({ ...broker, kafkaListen: '0.0.0.0:9192', kafkaAdvertisedListen: 'kafka.example:19192' });
     expect(adv.broker?.kafkaAdvertised).to.deep.equal({ host: 'kafka.example', port: 19192 });
     expect(serverConfigFromFlags(broker).broker?.kafkaListen).to.equal(undefined);
@@ -105,7 +105,7 @@ describe('server config: the Kafka listener', () => {
   });
 
   it('refuses malformed addresses, an advertised one without a listener or nobody can dial, and a node without the broker role', () => {
-    expect(() => serverConfigFromFlags({ ...broker, kafkaListen: 'ws://127.0.0.1:9192' })).to.throw(/HOST:PORT or PLAINTEXT/);
+    expect(() => serverConfigFromFlags({ ...broker, kafkaListen: 'ws://127.0.0.1:9192' })).to.throw(/HOST:PORT or PROTOCOL/);
     expect(() => serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1' })).to.throw(/HOST:PORT/);
     expect(() => serverConfigFromFlags({ ...broker, kafkaListen: '127.0.0.1:99999' })).to.throw(/HOST:PORT/);
     expect(() => serverConfigFromFlags({ ...broker, kafkaAdvertisedListen: 'h:1' })).to.throw(/needs --kafka-listen/);
@@ -120,7 +120,7 @@ describe('server config: the Kafka listener', () => {
       fs.writeFileSync(file, 'kafka.listeners=PLAINTEXT://127.0.0.1:9192\nkafka.advertised.listeners=PLAINTEXT://h:9192\nauto.create.topics.enable=false\n');
       const flags = readServerConfigFile(file);
       const cfg = serverConfigFromFlags({ ...broker, ...flags } as ServerFlags);
-      expect(cfg.broker?.kafkaListen).to.deep.equal({ host: '127.0.0.1', port: 9192 });
+      expect(cfg.broker?.kafkaListen).to.deep.equal({ host: '127.0.0.1', port: 9192, securityProtocol: 'PLAINTEXT' });
       expect(cfg.broker?.kafkaAdvertised).to.deep.equal({ host: 'h', port: 9192 });
       expect(cfg.broker?.autoCreateTopics).to.equal(false);
       fs.writeFileSync(file, 'auto.create.topics.enable=maybe\n');

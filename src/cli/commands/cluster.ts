@@ -30,7 +30,8 @@ import type { StatusResult } from '../../raft-node/client-service.js';
 import { METADATA_ENDPOINT } from '../../raft-node/observers.js';
 import { BROKER_ENDPOINT } from '../../replication/replica-fetcher.js';
 import { KAFKA_ENDPOINT, parseKafkaEndpoint } from '../../server/kafka/cluster-view.js';
-import { errorLine, print, runClientCommand, withClientFlags, type ClientFlags } from '../client-command.js';
+import { errorLine, print, runClientCommand, tlsOptionsFrom, withClientFlags, type ClientFlags } from '../client-command.js';
+import { fixedDialer, type TlsDialer } from '../../net/tls.js';
 import { listOf } from './configs.js';
 import { cellText, renderTable } from '../table.js';
 
@@ -123,10 +124,10 @@ async function partitionCounts(client: Client): Promise<ClusterStatus['partition
 }
 
 /** Every endpoint's status (or why not), keyed by url. */
-async function statuses(urls: readonly string[], timeoutMs: number): Promise<Map<string, StatusResult | string>> {
+async function statuses(urls: readonly string[], timeoutMs: number, tls?: TlsDialer): Promise<Map<string, StatusResult | string>> {
   const out = new Map<string, StatusResult | string>();
   if (urls.length === 0) return out;
-  const qc = new QuorumClient({ endpoints: urls, limits: { connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs } });
+  const qc = new QuorumClient({ endpoints: urls, limits: { connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs }, ...(tls ? { tls } : {}) });
   try {
     await Promise.all(urls.map(async (url) => {
       try {
@@ -175,7 +176,7 @@ export function quorumView(byUrl: ReadonlyMap<string, StatusResult | string>, ur
   return { leaderId: leader?.nodeId ?? null, term: leader?.term ?? reference?.term ?? null, highWatermark: leader?.commit ?? null, nodes };
 }
 
-export async function clusterStatus(client: Client, extraControllers: readonly string[], timeoutMs: number): Promise<ClusterStatus> {
+export async function clusterStatus(client: Client, extraControllers: readonly string[], timeoutMs: number, tls?: TlsDialer): Promise<ClusterStatus> {
   const cluster = await client.admin().describeCluster();
   const urlOf = new Map<number, string>();
   for (const b of cluster.brokers) {
@@ -183,7 +184,7 @@ export async function clusterStatus(client: Client, extraControllers: readonly s
     if (ep) urlOf.set(b.nodeId, ep.url);
   }
   const urls = [...new Set([...urlOf.values(), ...extraControllers])];
-  const [byUrl, offsets, partitions] = await Promise.all([statuses(urls, timeoutMs), metadataOffsets(client, cluster.brokers), partitionCounts(client)]);
+  const [byUrl, offsets, partitions] = await Promise.all([statuses(urls, timeoutMs, tls), metadataOffsets(client, cluster.brokers), partitionCounts(client)]);
   return {
     clusterId: cluster.clusterId,
     controllerId: cluster.controllerId,
@@ -223,7 +224,8 @@ const statusCommand: CommandModule<object, StatusFlags> = {
     .example('$0 cluster status', 'a readable summary')
     .example('$0 cluster status --json | jq .quorum.leaderId', 'the Raft leader, for scripts') as unknown as Argv<StatusFlags>,
   handler: (args: ArgumentsCamelCase<StatusFlags>) => runClientCommand(args, async (client) => {
-    const status = await clusterStatus(client, listOf(args.controller), Math.min(args.requestTimeoutMs, STATUS_TIMEOUT_MS_MAX));
+    const tls = tlsOptionsFrom(args);
+    const status = await clusterStatus(client, listOf(args.controller), Math.min(args.requestTimeoutMs, STATUS_TIMEOUT_MS_MAX), tls ? fixedDialer(tls as { ca?: string; cert?: string; key?: string }) : undefined);
     print(args, status, () => renderStatus(status));
   }),
 };

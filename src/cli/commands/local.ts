@@ -12,7 +12,9 @@
 // node cleanly. Progress and one-line reasons go to stderr; stdout carries
 // only the ready table, so it can be piped.
 
+import fs from 'node:fs';
 import path from 'node:path';
+import { writeLocalTlsFiles } from '../../net/tls-certs.js';
 import { fileURLToPath } from 'node:url';
 import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
 import {
@@ -33,18 +35,21 @@ interface LocalFlags {
   readonly nodes: number;
   readonly dataDir: string;
   readonly basePort: number;
+  readonly tls: boolean;
 }
 
 function builder(y: Argv): Argv<LocalFlags> {
   return y
-    .usage('$0 local [--nodes 3] [--data-dir ./data] [--base-port 9092]\n\n'
+    .usage('$0 local [--nodes 3] [--data-dir ./data] [--base-port 9092] [--tls]\n\n'
       + 'Runs N combined (broker,controller) nodes on 127.0.0.1 in the foreground; Ctrl-C stops them. '
       + 'Node i listens on base-port+2(i-1) (broker) and base-port+2(i-1)+1 (controller); '
       + 'its data and server.log are in <data-dir>/node-<i>. Running it again resumes the same cluster.')
     .option('nodes', { type: 'number', default: LOCAL_NODES_DEFAULT, describe: `number of nodes, 1-${LOCAL_NODES_MAX} (all of them quorum voters)` })
     .option('data-dir', { type: 'string', default: LOCAL_DATA_DIR_DEFAULT, describe: 'parent of the node-<i> data dirs' })
     .option('base-port', { type: 'number', default: LOCAL_BASE_PORT_DEFAULT, describe: 'first port; the nodes use 2 x nodes consecutive ports from here' })
+    .option('tls', { type: 'boolean', default: false, describe: 'every listener on TLS (wss://, Kafka SSL://) with a throw-away CA and certificates in <data-dir>/tls; nodes require each other\'s certificates' })
     .example('$0 local', '3 nodes, brokers on ws://127.0.0.1:9092, :9094, :9096')
+    .example('$0 local --tls', 'the same on TLS: brokers on wss://127.0.0.1:9092, ...; prints the CA and client certificate to use')
     .example('$0 local --nodes 1 --data-dir /tmp/sluice --base-port 19092', 'one node elsewhere')
     .check((args) => {
       const why = validateLocalFlags({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir });
@@ -168,11 +173,24 @@ function run(plan: LocalPlan): Promise<number> {
 }
 
 async function handler(args: ArgumentsCamelCase<LocalFlags>): Promise<void> {
-  const opts: LocalOptions = { nodes: args.nodes, dataDir: args.dataDir, basePort: args.basePort };
+  const opts: LocalOptions = { nodes: args.nodes, dataDir: args.dataDir, basePort: args.basePort, tls: args.tls };
   const plan = planLocalCluster(opts);
   const refused = await preflight(opts, plan);
   if (refused !== undefined) process.exit(refused);
+  if (plan.tls) ensureTlsFiles(plan);
   process.exit(await run(plan));
+}
+
+/** The CA and certificates of a --tls cluster: made on the first run, kept on later ones (the nodes resume with them). */
+function ensureTlsFiles(plan: LocalPlan): void {
+  const t = plan.tls!;
+  const have = [t.caFile, t.clientCert, t.clientKey, ...plan.nodes.map((n) => t.nodeKeystore(n.id))].every((f) => fs.existsSync(f));
+  if (have) {
+    progress(`TLS: using the CA and certificates in ${t.dir}`);
+    return;
+  }
+  progress(`TLS: making a throw-away CA and certificates in ${t.dir}`);
+  writeLocalTlsFiles(t.dir, plan.nodes.map((n) => n.id), LOCAL_HOST);
 }
 
 export const localCommand: CommandModule<object, LocalFlags> = {

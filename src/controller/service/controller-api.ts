@@ -6,7 +6,7 @@
 // answers with plain data: errors become { errorCode, errorMessage }.
 
 import { Errors, SluiceError, type ErrorInfo } from '../../util/errors.js';
-import { badRequest, bool, int, ints, list, str, strMap, type Body } from '../../protocol/body.js';
+import { badRequest, bool, bytes, int, ints, list, str, strMap, type Body } from '../../protocol/body.js';
 import { brokerHeartbeat, registerBroker, unregisterBroker } from '../cluster-control.js';
 import {
   alterPartition, alterReassignments, createPartitions, createTopics, deleteTopics, electLeaders, listReassignments,
@@ -15,6 +15,7 @@ import {
 import { allocateProducerIds, alterConfigs, describeConfigs, type AlterConfigsResource } from '../config-control.js';
 import type { QuorumController } from './quorum-controller.js';
 import { describeImage } from './describe.js';
+import { alterUserScramCredentials } from '../scram-control.js';
 import { generateReassignmentPlan } from '../decisions/reassignment-plan.js';
 import { createAcls, deleteAcls } from '../acl-control.js';
 import { parseCreateAclsRequest, parseDeleteAclsRequest } from '../../protocol/apis/acls.js';
@@ -138,6 +139,14 @@ export function createControllerApi(controller: QuorumController): (api: string,
     deleteAcls: async (b) => {
       const filters = parseDeleteAclsRequest(b);
       return { results: await controller.submit((c) => deleteAcls(c, filters)) };
+    },
+    alterUserScramCredentials: async (b) => {
+      const deletions = list(b, 'deletions').map((d) => ({ name: str(d, 'name'), mechanism: int(d, 'mechanism') }));
+      const upsertions = list(b, 'upsertions').map((u) => ({
+        name: str(u, 'name'), mechanism: int(u, 'mechanism'), iterations: int(u, 'iterations'),
+        salt: bytes(u, 'salt'), storedKey: bytes(u, 'storedKey'), serverKey: bytes(u, 'serverKey'),
+      }));
+      return { results: await controller.submit((c) => alterUserScramCredentials(c, deletions, upsertions)) };
     },
     describeCluster: async () => controller.submit((c) => ({ records: [], response: describeImage(c.image, c.heartbeats) })),
   };

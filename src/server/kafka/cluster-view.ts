@@ -15,8 +15,9 @@ export interface KafkaBroker {
   readonly rack: string | null;
 }
 
-export function kafkaEndpointUrl(host: string, port: number): string {
-  return `PLAINTEXT://${host.includes(':') ? `[${host}]` : host}:${port}`;
+/** The registered form of a Kafka listener: SECURITY_PROTOCOL://host:port, as Kafka names its endpoints. */
+export function kafkaEndpointUrl(host: string, port: number, protocol = 'PLAINTEXT'): string {
+  return `${protocol}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export function parseKafkaEndpoint(url: string): { host: string; port: number } | null {

@@ -41,6 +41,8 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
   return (frame: Buffer, conn: ConnectionInfo) => {
     const r = new Reader(frame);
     const header = readRequestHeader(r);
+    // Before authentication only ApiVersions and the SASL APIs are served; anything else closes the connection unanswered.
+    if (deps.sasl?.refuse(conn, header.apiKey)) return null;
     const handler = handlers.get(header.apiKey);
     if (!handler) throw new KafkaProtocolError(`api key ${header.apiKey} is not served on this listener`);
     if (header.apiVersion < handler.minVersion || header.apiVersion > handler.maxVersion) {

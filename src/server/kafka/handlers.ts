@@ -32,6 +32,8 @@ import { deleteGroupsHandler } from './delete-groups.js';
 import { offsetDeleteHandler } from './offset-delete.js';
 import { initProducerIdHandler } from './init-producer-id.js';
 import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './acls.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from './sasl.js';
+import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram-credentials.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -67,6 +69,10 @@ const handlers: KafkaApiHandler[] = [
   describeAclsHandler,
   createAclsHandler,
   deleteAclsHandler,
+  saslHandshakeHandler,
+  saslAuthenticateHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));
