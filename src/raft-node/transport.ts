@@ -285,7 +285,8 @@ export class RaftTransport {
       return;
     }
     const now = performance.now();
-    const caller: ClientCaller = { remoteAddress: req.socket.remoteAddress ?? '?', security: anonymousSession() };
+    // The certificate's principal (mTLS) is who the controller's authorizer sees; anonymous without one.
+    const caller: ClientCaller = { remoteAddress: req.socket.remoteAddress ?? '?', security: verdict?.ok ? { ...verdict.session } : anonymousSession() };
     const conn: InboundConn = { ws, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [], caller };
     this.conns.add(conn);
     ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));

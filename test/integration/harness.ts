@@ -164,6 +164,8 @@ export interface ClusterOptions {
   readonly brokers?: boolean;
   /** Broker-only nodes (metadata observers) after the voters, with ids size+1, size+2, ... */
   readonly brokerOnly?: number;
+  /** The Kafka listener's security protocol (SASL_PLAINTEXT, ...); PLAINTEXT, or SSL with `tls`, when absent. */
+  readonly kafkaProtocol?: string;
   /** Broker nodes also open a Kafka-protocol listener (--kafka-listen) on a free port. */
   readonly kafka?: boolean;
   /** Every listener on TLS (wss://, Kafka SSL://); the node's ssl.* flags by node id. */
@@ -187,7 +189,8 @@ export class ProcessCluster {
     const brokerPorts = opts.brokers ? all.slice(opts.size, 2 * opts.size) : [];
     const observerPorts = all.slice(all.length - 2 * extra);
     const ws = opts.tls ? 'wss' : 'ws';
-    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${opts.tls ? 'SSL://' : ''}127.0.0.1:${kafkaPorts[i]}`]);
+    const kafkaProtocol = opts.kafkaProtocol ? `${opts.kafkaProtocol}://` : opts.tls ? 'SSL://' : '';
+    const kafkaArgs = (i: number): string[] => (kafkaPorts[i] === undefined ? [] : ['--kafka-listen', `${kafkaProtocol}127.0.0.1:${kafkaPorts[i]}`]);
     const tlsArgs = (id: number): readonly string[] => opts.tls?.(id) ?? [];
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-it-'));
     const quorum = ports.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
