@@ -24,7 +24,6 @@ import type { SaslOptions } from '../../src/client/sasl.js';
 import { Client } from '../../src/index.js';
 import { RawKafkaClient } from '../protocol/kafka/raw-client.js';
 import type { Struct } from '../../src/protocol/kafka/message.js';
-import type { KafkaApiSpec } from '../../src/protocol/kafka/schema.js';
 import { ApiKey } from '../../src/protocol/api-keys.js';
 import { saslHandshake } from '../../src/protocol/kafka/apis/sasl-handshake/schema.js';
 import { saslAuthenticate } from '../../src/protocol/kafka/apis/sasl-authenticate/schema.js';
@@ -44,9 +43,7 @@ const TOPIC = Errors.TOPIC_AUTHORIZATION_FAILED.code;
 const GROUP = Errors.GROUP_AUTHORIZATION_FAILED.code;
 const CLUSTER = Errors.CLUSTER_AUTHORIZATION_FAILED.code;
 const SASL_FAILED = Errors.SASL_AUTHENTICATION_FAILED.code;
-/** A refused connection: no request is served before authentication. */
-const CLOSED = 'closed';
-type Outcome = number | typeof CLOSED;
+type Outcome = number;
 
 const PASSWORDS: Record<string, string> = { admin: 'admin-secret', alice: 'alice-secret', bob: 'bob-secret' };
 const TOPIC_NAME = 't-data';
