@@ -178,6 +178,68 @@ const ROWS: readonly Row[] = [
     api: 'DescribeLogDirs', bob: CLUSTER,
     ws: async (c) => wsCode(c.describeLogDirs({ topics: [] })),
   },
+  {
+    api: 'OffsetForLeaderEpoch', bob: TOPIC,
+    ws: async (c) => (await c.offsetForLeaderEpoch({ topics: [{ name: TOPIC_NAME, partitions: [{ partition: 0, leaderEpoch: 0 }] }] })).topics[0]!.partitions[0]!.errorCode,
+  },
+  {
+    api: 'DeleteRecords', bob: TOPIC,
+    ws: async (c) => (await c.deleteRecords({ topics: [{ name: TOPIC_NAME, partitions: [{ partition: 0, offset: 0 }] }] })).topics[0]!.partitions[0]!.errorCode,
+  },
+  {
+    // An idempotent producer: IdempotentWrite on the cluster, or Write on some topic (alice has All on t-*).
+    api: 'InitProducerId', bob: CLUSTER,
+    ws: async (c) => wsCode(c.initProducerId()),
+  },
+  {
+    api: 'FindCoordinator', bob: GROUP,
+    ws: async (c) => wsCode(c.findCoordinator('g-1')),
+  },
+  {
+    api: 'DescribeGroups', bob: GROUP,
+    ws: async (c) => (await c.describeGroups(['g-1'])).groups[0]!.errorCode,
+  },
+  {
+    // A group that does not exist: GROUP_ID_NOT_FOUND means the request was authorized and served.
+    api: 'DeleteGroups', bob: GROUP,
+    ws: async (c, who) => {
+      const code = (await c.deleteGroups([`g-none-${who}`])).results[0]!.errorCode;
+      return code === Errors.GROUP_ID_NOT_FOUND.code ? OK : code;
+    },
+  },
+  {
+    api: 'DescribeConfigs', bob: TOPIC,
+    ws: async (c) => wsCode(c.admin(ApiKey.DescribeConfigs, { resourceType: 'topic', resourceName: TOPIC_NAME })),
+  },
+  {
+    api: 'AlterConfigs', bob: TOPIC,
+    ws: async (c) => (await c.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'topic', resourceName: TOPIC_NAME, set: { 'retention.ms': '86400000' } }], validateOnly: true })).resources[0]!.errorCode,
+  },
+  {
+    api: 'CreatePartitions', bob: TOPIC,
+    ws: async (c) => wsCode(c.admin(ApiKey.CreatePartitions, { topic: TOPIC_NAME, count: 2, validateOnly: true })),
+  },
+  {
+    api: 'DeleteTopics', bob: TOPIC,
+    ws: async (c, who) => (await c.admin(ApiKey.DeleteTopics, { names: [`t-ws-${who}`] })).topics[0]!.errorCode,
+  },
+  {
+    api: 'ListPartitionReassignments', bob: CLUSTER,
+    ws: async (c) => wsCode(c.admin(ApiKey.ListPartitionReassignments, {})),
+  },
+  {
+    // Open to all, as in Kafka.
+    api: 'DescribeCluster', bob: OK,
+    ws: async (c) => wsCode(c.describeCluster()),
+  },
+  {
+    // Allowed for all; each principal sees only the groups it may describe.
+    api: 'ListGroups', bob: OK,
+    ws: async (c, who) => {
+      const groups = (await c.listGroups()).groups.map((g) => g.groupId);
+      return who === 'bob' && groups.length > 0 ? Errors.UNKNOWN_SERVER_ERROR.code : OK;
+    },
+  },
 ];
 
 function acl(principal: string, resourceType: AclBinding['resourceType'], resourceName: string, patternType: AclBinding['patternType'], operation: AclBinding['operation']): AclBinding {
