@@ -15,9 +15,11 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
+# tsc, then the browser bundle dist/browser/sluice.js (esbuild; prints its size).
 build: install
 	npx tsc -p tsconfig.json
 	@chmod +x dist/src/cli/main.js
+	node scripts/build-browser.mjs
 
 lint: install
 	npx eslint .

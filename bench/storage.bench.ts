@@ -20,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { batchProblem } from '../src/record/batch-header.js';
 import { PartitionLog } from '../src/storage/partition-log.js';
 import { encodeRecordBatch } from '../src/record/record-batch.js';
+import { asBuffer } from '../src/util/node-bytes.js';
 
 export interface StorageBenchOptions {
   recordBytes?: number;
@@ -118,7 +119,7 @@ function encodePool(recordBytes: number, recordsPerBatch: number): Buffer[] {
       value: Buffer.alloc(recordBytes, (b * 31 + i) & 0xff),
       timestamp: 1_700_000_000_000 + i,
     }));
-    return encodeRecordBatch({ records });
+    return asBuffer(encodeRecordBatch({ records }));
   });
 }
 

@@ -8,14 +8,15 @@
 //   since a header name may repeat).
 
 import type { ConsumerMessage } from '../client/consumer.js';
+import { utf8Decode } from '../util/bytes.js';
 
 export const FORMATS = ['value', 'key-value', 'json'] as const;
 export type OutputFormat = (typeof FORMATS)[number];
 
 export const KEY_VALUE_SEPARATOR_DEFAULT = '\t';
 
-function text(b: Buffer | null): string | null {
-  return b === null ? null : b.toString('utf8');
+function text(b: Uint8Array | null): string | null {
+  return b === null ? null : utf8Decode(b);
 }
 
 export function formatRecord(m: ConsumerMessage, format: OutputFormat, separator = KEY_VALUE_SEPARATOR_DEFAULT): string {

@@ -17,7 +17,7 @@ import { ApiKey } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { CreatedTopic, OngoingReassignment } from '../controller/replication-control.js';
 import type { DescribedConfig } from '../controller/config-control.js';
-import type { AdminApiKey, AdminApis } from './broker-connection.js';
+import type { AdminApiKey, AdminApis, QuotaEntityPart } from './broker-connection.js';
 import { partitionError, sleep, type Client, type PartitionInfo } from './client.js';
 import { GroupAdmin } from './group-admin.js';
 import { errorFromCode } from './responses.js';
@@ -296,6 +296,37 @@ export class Admin {
     const failed = res.results.find((r) => r.errorCode !== 0);
     if (failed) throw errorFromCode(failed.errorCode, `user ${failed.user}: ${failed.errorMessage ?? ''}`, { results: res.results });
     return res.results.map((r) => ({ user: r.user, credentials: r.credentialInfos.map((c) => ({ mechanism: SCRAM_NAMES[c.mechanism] ?? 'SCRAM-SHA-256', iterations: c.iterations })) }));
+  }
+
+  /**
+   * Sets or removes client quotas (Kafka's AlterClientQuotas): per entity
+   * (user and/or client-id parts; a null name is the default), keys to set
+   * (producer_byte_rate, consumer_byte_rate, request_percentage) and keys to
+   * remove. The first entry the controller refused is thrown.
+   */
+  async alterClientQuotas(req: {
+    entries: ReadonlyArray<{ entity: readonly QuotaEntityPart[]; set?: Readonly<Record<string, number>>; remove?: readonly string[] }>;
+    validateOnly?: boolean;
+  }): Promise<void> {
+    const entries = req.entries.map((e) => ({
+      entity: [...e.entity],
+      ops: [
+        ...Object.entries(e.set ?? {}).map(([key, value]) => ({ key, value, remove: false })),
+        ...(e.remove ?? []).map((key) => ({ key, value: 0, remove: true })),
+      ],
+    }));
+    const res = await this.forward('alterClientQuotas', ApiKey.AlterClientQuotas, { entries, ...(req.validateOnly ? { validateOnly: true } : {}) });
+    throwFirstItemError('alterClientQuotas', res.entries, (e) => ({ entity: e.entity }));
+  }
+
+  /** Client quotas of the entities matching every filter component (Kafka's DescribeClientQuotas; none: all). */
+  async describeClientQuotas(req: {
+    components?: ReadonlyArray<{ entityType: string; matchType: 0 | 1 | 2; match: string | null }>;
+    strict?: boolean;
+  } = {}): Promise<Array<{ entity: QuotaEntityPart[]; values: Record<string, number> }>> {
+    const res = await this.forward('describeClientQuotas', ApiKey.DescribeClientQuotas, { components: [...(req.components ?? [])], strict: req.strict ?? false });
+    throwFirstItemError('describeClientQuotas', [res], () => ({}));
+    return (res.entries ?? []).map((e) => ({ entity: e.entity, values: Object.fromEntries(e.values.map((v) => [v.key, v.value])) }));
   }
 
   private forward<K extends AdminApiKey>(what: string, apiKey: K, body: AdminApis[K]['request']): Promise<AdminApis[K]['response']> {

@@ -234,7 +234,18 @@ export interface AdminApis {
     };
     response: { results: Array<{ user: string; errorCode: number; errorMessage: string | null }> };
   };
+  [ApiKey.AlterClientQuotas]: {
+    request: { entries: Array<{ entity: QuotaEntityPart[]; ops: Array<{ key: string; value: number; remove: boolean }> }>; validateOnly?: boolean };
+    response: { entries: Array<ItemError & { entity: QuotaEntityPart[] }> };
+  };
+  [ApiKey.DescribeClientQuotas]: {
+    request: { components: Array<{ entityType: string; matchType: number; match: string | null }>; strict?: boolean };
+    response: ItemError & { entries: Array<{ entity: QuotaEntityPart[]; values: Array<{ key: string; value: number }> }> | null };
+  };
 }
+
+/** One part of a client quota entity: a user or a client id; a null name is the type's default. */
+export interface QuotaEntityPart { readonly entityType: string; readonly entityName: string | null }
 export type AdminApiKey = keyof AdminApis;
 
 // ---------------------------------------------------------------- the connection

@@ -308,6 +308,12 @@ export class Fetcher {
     if (isSluiceError(err) && err.retriable && !this.client.isClosed) {
       this.client.noteError(err);
       for (const s of ss) this.backoff(s);
+      // A lost or refused connection (a broker killed, restarted or out of
+      // reach) may mean a new leader: ask again rather than retry the cached
+      // one forever. The refresh asks any known broker, then the bootstrap list.
+      if (err.is(Errors.NETWORK_EXCEPTION) || err.is(Errors.REQUEST_TIMED_OUT)) {
+        for (const topic of new Set(ss.map((s) => s.topic))) this.refreshMetadata(topic);
+      }
       return;
     }
     this.hooks.onFatal(isSluiceError(err) ? err : new SluiceError(Errors.UNKNOWN_SERVER_ERROR, (err as Error).message));
@@ -385,7 +391,7 @@ export class Fetcher {
  * and compacted-away records still advance the position).
  */
 export function decodeFetched(bytes: Uint8Array, fetchOffset: number): { records: ConsumedRecord[]; nextOffset: number } {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = bytes;
   let pos = 0;
   let nextOffset = fetchOffset;
   while (pos + LOG_OVERHEAD_BYTES <= buf.length) {

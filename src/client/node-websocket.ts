@@ -1,10 +1,11 @@
-// The WebSocket factory for Node.js, backed by `ws`. This is the only
-// Node-specific file of the client: everything else takes a WebSocketFactory,
+// The WebSocket factory for Node.js, backed by `ws`, and the Node runtime
+// (src/node.ts). This is the only Node-specific file of the client: everything else takes a WebSocketFactory,
 // so a browser passes `(url) => new WebSocket(url)` instead.
 //
 // permessage-deflate is off: record batches carry their own compression, and
 // brokers refuse the extension anyway (src/net/ws-server.ts).
 
+import '../node.js'; // the Node runtime: native CRC32C, every codec, Buffer keys and values
 import { WebSocket, type ClientOptions } from 'ws';
 import type { WebSocketFactory, WebSocketLike } from '../net/client-link.js';
 

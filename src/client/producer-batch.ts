@@ -97,7 +97,7 @@ export class ProducerBatch {
   identity: ProducerIdentity | null = null;
   baseSequence = NO_SEQUENCE;
   /** The batch's bytes as first sent; retries resend exactly these. */
-  encoded: Buffer | null = null;
+  encoded: Uint8Array | null = null;
   attempts = 0;
   /** Monotonic ms before which a retry is not sent (backoff). */
   retryAtMs = 0;

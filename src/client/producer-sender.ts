@@ -184,8 +184,8 @@ export class Sender {
   }
 
   /** The request body's topics; batches sent for the first time (or re-encoded) are encoded here. */
-  private requestTopics(batches: readonly ProducerBatch[]): Array<{ name: string; partitions: Array<{ partition: number; records: Buffer }> }> {
-    const byTopic = new Map<string, Array<{ partition: number; records: Buffer }>>();
+  private requestTopics(batches: readonly ProducerBatch[]): Array<{ name: string; partitions: Array<{ partition: number; records: Uint8Array }> }> {
+    const byTopic = new Map<string, Array<{ partition: number; records: Uint8Array }>>();
     for (const b of batches) {
       b.encoded ??= encodeRecordBatch({
         records: b.records.map((r) => r.record),

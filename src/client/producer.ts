@@ -31,6 +31,7 @@ import type { Acks, RecordMetadata } from './producer-batch.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { Sender } from './producer-sender.js';
 import { SendResults } from './producer-results.js';
+import { utf8Length } from '../util/bytes.js';
 
 export type { ProducerOptions } from './producer-options.js';
 export type { RecordMetadata, Acks } from './producer-batch.js';
@@ -238,6 +239,6 @@ function checkBytes(what: string, v: unknown): void {
 /** An upper bound of the record's encoded size (what batchBytes and the buffer memory count). */
 export function estimateRecordBytes(r: RecordInput): number {
   let n = RECORD_FRAMING_BYTES + (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  if (r.headers) for (const h of r.headers) n += HEADER_FRAMING_BYTES + Buffer.byteLength(h.key, 'utf8') + (h.value?.length ?? 0);
+  if (r.headers) for (const h of r.headers) n += HEADER_FRAMING_BYTES + utf8Length(h.key) + (h.value?.length ?? 0);
   return n;
 }

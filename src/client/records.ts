@@ -10,11 +10,16 @@
 // Decoded keys, values and header values are views into the fetched bytes,
 // not copies: hold on to them only as long as you would hold the response.
 //
-// Portability: the codec uses Buffer, node:zlib (gzip) and a native CRC32C,
-// so unlike broker-connection.ts this module is Node-only for now.
+// Portability: only Uint8Array and TextEncoder here and in the codec; the
+// CRC32C and codec implementations are the entry point's (src/node.ts,
+// src/browser.ts). Keys and values come back typed as Buffer for Node users:
+// on Node they are Buffers (views into ws's Buffer frames, or a Node codec's
+// output); in a browser they are plain Uint8Arrays (decode text with
+// TextDecoder).
 
 import { CompressionType, CONTROL_FLAG_MASK } from '../record/batch-header.js';
 import { decodeRecordBatches, encodeRecordBatch, type RecordHeader, type RecordInput } from '../record/record-batch.js';
+import { adoptBytes, utf8Encode } from '../util/bytes.js';
 
 export type MessageBytes = string | Uint8Array | null;
 
@@ -43,11 +48,11 @@ export interface ConsumedRecord {
 }
 
 /** One RecordBatch v2 holding `messages` in order (offsets 0..n-1 until the leader assigns real ones). */
-export function encodeMessages(messages: readonly Message[], opts: EncodeOptions): Buffer {
+export function encodeMessages(messages: readonly Message[], opts: EncodeOptions): Uint8Array {
   return encodeRecordBatch({
     records: messages.map((m) => ({
-      key: toBuffer(m.key ?? null),
-      value: toBuffer(m.value),
+      key: toBytes(m.key ?? null),
+      value: toBytes(m.value),
       headers: toHeaders(m.headers),
       timestamp: m.timestamp ?? opts.timestampMs,
     })),
@@ -58,32 +63,31 @@ export function encodeMessages(messages: readonly Message[], opts: EncodeOptions
 /** The data records of a fetch response's `records` at or after `fetchOffset`, in offset order. */
 export function decodeFetchedRecords(records: Uint8Array, fetchOffset: number): ConsumedRecord[] {
   const out: ConsumedRecord[] = [];
-  for (const batch of decodeRecordBatches(toBuffer(records))) {
+  // adoptBytes: on Node, a Buffer view, so keys and values are Buffers too.
+  for (const batch of decodeRecordBatches(adoptBytes(records))) {
     if ((batch.header.attributes & CONTROL_FLAG_MASK) !== 0) continue;
     // The decoded records themselves (a ConsumedRecord is what they hold, less `attributes`): no copy per record.
-    for (const r of batch.records) if (r.offset >= fetchOffset) out.push(r);
+    for (const r of batch.records) if (r.offset >= fetchOffset) out.push(r as ConsumedRecord);
   }
   return out;
 }
 
 /**
  * One message as the batch codec's input (what the Producer accumulates):
- * strings become UTF-8 Buffers, binary stays a view (not a copy). A message
+ * strings become UTF-8 bytes, binary stays a view (not a copy). A message
  * without headers gets none (no empty list per record).
  */
 export function toRecordInput(m: Message, timestampMs: number): RecordInput {
-  const record: RecordInput = { key: toBuffer(m.key ?? null), value: toBuffer(m.value), timestamp: m.timestamp ?? timestampMs };
+  const record: RecordInput = { key: toBytes(m.key ?? null), value: toBytes(m.value), timestamp: m.timestamp ?? timestampMs };
   if (m.headers !== undefined) record.headers = toHeaders(m.headers);
   return record;
 }
 
-function toBuffer(bytes: Uint8Array): Buffer;
-function toBuffer(bytes: MessageBytes): Buffer | null;
-function toBuffer(bytes: MessageBytes): Buffer | null {
+function toBytes(bytes: Uint8Array): Uint8Array;
+function toBytes(bytes: MessageBytes): Uint8Array | null;
+function toBytes(bytes: MessageBytes): Uint8Array | null {
   if (bytes === null) return null;
-  if (typeof bytes === 'string') return Buffer.from(bytes, 'utf8');
-  // A view, not a copy: msgpack decodes `bin` as a plain Uint8Array outside Node's Buffer.
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return typeof bytes === 'string' ? utf8Encode(bytes) : bytes;
 }
 
 function toHeaders(headers: Message['headers']): RecordHeader[] {
@@ -91,5 +95,5 @@ function toHeaders(headers: Message['headers']): RecordHeader[] {
   const entries = Array.isArray(headers)
     ? (headers as ReadonlyArray<{ key: string; value: MessageBytes }>)
     : Object.entries(headers as Record<string, MessageBytes>).map(([key, value]) => ({ key, value }));
-  return entries.map((h) => ({ key: h.key, value: toBuffer(h.value) }));
+  return entries.map((h) => ({ key: h.key, value: toBytes(h.value) }));
 }

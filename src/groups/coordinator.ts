@@ -19,6 +19,7 @@
 // less writes not yet acknowledged (a write that failed may still be in the
 // log; a reload would show it, as in Kafka).
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { Errors, type ErrorInfo } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
@@ -44,6 +45,7 @@ import { coordinatorPartition } from './placement.js';
 import { groupKey, groupValue } from './records.js';
 import { loadOffsetsPartition, type GroupOffsets } from './loader.js';
 import { commitOffsets, deleteOffsets, fetchOffsets, offsetTombstones, type OffsetsHost } from './offsets.js';
+import { asBuffer } from '../util/node-bytes.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
 
@@ -462,7 +464,7 @@ export class GroupCoordinator implements OffsetsHost {
     try {
       const res = await this.opts.replicas.produce({
         acks: -1, timeoutMs: this.limits.commitTimeoutMs,
-        topics: [{ name: CONSUMER_OFFSETS_TOPIC, partitions: [{ partition: shard.partition, records: batch }] }],
+        topics: [{ name: CONSUMER_OFFSETS_TOPIC, partitions: [{ partition: shard.partition, records: asBuffer(batch) }] }],
       });
       answer = res.topics[0]?.partitions[0];
     } catch (err) {

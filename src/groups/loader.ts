@@ -10,6 +10,7 @@ import type { PartitionLog } from '../storage/partition-log.js';
 import { decodeRecordBatches } from '../record/record-batch.js';
 import { decodeGroupValue, decodeKey, decodeOffsetValue, type CommittedOffset } from './records.js';
 import type { GroupSnapshot } from './membership/types.js';
+import { asBuffer } from '../util/node-bytes.js';
 
 /** A committed offset and where its record is in the log (a later record for the same key wins). */
 export interface StoredOffset extends CommittedOffset {
@@ -54,7 +55,7 @@ export async function loadOffsetsPartition(log: PartitionLog, opts: LoadOptions)
       for (const rec of batch.records) {
         if (rec.offset < offset || rec.offset >= opts.endOffset) continue;
         counts.records++;
-        if (!applyRecord(groups, rec.key, rec.value, rec.offset)) counts.skipped++;
+        if (!applyRecord(groups, rec.key && asBuffer(rec.key), rec.value && asBuffer(rec.value), rec.offset)) counts.skipped++;
       }
     }
     if (r.nextOffset <= offset) break;

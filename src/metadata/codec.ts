@@ -8,7 +8,7 @@ import { Packr } from 'msgpackr';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { MetadataRecord, MetadataRecordType } from './records.js';
 
-type FieldKind = 'int' | 'string' | 'bool' | 'ints' | 'nullableString' | 'endpoints' | 'bytes';
+type FieldKind = 'int' | 'string' | 'bool' | 'ints' | 'nullableString' | 'endpoints' | 'bytes' | 'number' | 'quotaEntity';
 interface FieldSpec {
   readonly kind: FieldKind;
   readonly optional?: boolean;
@@ -48,6 +48,7 @@ const SCHEMAS: Record<MetadataRecordType, Record<string, FieldSpec>> = {
     name: f('string'), mechanism: f('int'), salt: f('bytes'), storedKey: f('bytes'), serverKey: f('bytes'), iterations: f('int'),
   },
   removeUserScramCredential: { name: f('string'), mechanism: f('int') },
+  clientQuota: { entity: f('quotaEntity'), key: f('string'), value: f('number'), remove: f('bool') },
 };
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
@@ -122,6 +123,12 @@ function fieldMatches(kind: FieldKind, v: unknown): boolean {
       return v === null || typeof v === 'string';
     case 'bytes':
       return v instanceof Uint8Array;
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'quotaEntity':
+      return Array.isArray(v) && v.length > 0 && v.every((e) => typeof e === 'object' && e !== null
+        && (e.entityType === 'user' || e.entityType === 'client-id') && (e.entityName === null || typeof e.entityName === 'string')
+        && Object.keys(e).length === 2);
     case 'endpoints':
       return Array.isArray(v) && v.every((e) => typeof e === 'object' && e !== null && typeof e.name === 'string' && typeof e.url === 'string');
   }

@@ -13,13 +13,15 @@ import {
   configKey,
   MetadataImage,
   type BrokerRegistration,
+  type ClientQuotaEntry,
   type ClusterInfo,
   type PartitionRegistration,
   type ScramCredentialImage,
   type TopicImage,
 } from './image.js';
 import type { AclBinding } from '../security/acl.js';
-import { NO_LEADER, type BrokerId, type MetadataRecord, type PartitionChangeRecord, type PartitionRecord } from './records.js';
+import { entityOfParts, quotaEntityKey } from './quota-defs.js';
+import { NO_LEADER, type BrokerId, type ClientQuotaRecord, type MetadataRecord, type PartitionChangeRecord, type PartitionRecord } from './records.js';
 
 /** What changed in a delta, for publishers (replica manager, caches). */
 export interface MetadataChanges {
@@ -31,6 +33,8 @@ export interface MetadataChanges {
   readonly configs: ReadonlySet<string>;
   /** Whether any ACL was added or removed. */
   readonly acls: boolean;
+  /** Whether any client quota changed. */
+  readonly clientQuotas: boolean;
 }
 
 interface MutableTopic {
@@ -51,6 +55,8 @@ export class MetadataDelta {
   private readonly acls = new Map<string, AclBinding | null>();
   /** Users whose SCRAM credentials changed: their whole new set (empty: no credentials left). */
   private readonly scram = new Map<string, Map<number, ScramCredentialImage>>();
+  /** Changed quota entities: quotaEntityKey → the entity's quotas now (empty: none left). */
+  private readonly quotas = new Map<string, ClientQuotaEntry>();
 
   constructor(readonly base: MetadataImage) {
     this.offset = base.offset;
@@ -131,6 +137,9 @@ export class MetadataDelta {
         this.configs.set(configKey('topic', topic.name), new Map());
         return;
       }
+      case 'clientQuota':
+        this.replayClientQuota(record);
+        return;
       case 'producerIds':
         assert(record.nextProducerId >= this.nextProducerId, 'producer id blocks must not go backwards');
         this.nextProducerId = record.nextProducerId;
@@ -205,6 +214,15 @@ export class MetadataDelta {
     return creds;
   }
 
+  private replayClientQuota(record: ClientQuotaRecord): void {
+    const entity = entityOfParts(record.entity);
+    const key = quotaEntityKey(entity);
+    const values = new Map(this.quotas.get(key)?.values ?? this.base.clientQuotas.get(key)?.values ?? []);
+    if (record.remove) values.delete(record.key);
+    else values.set(record.key, record.value);
+    this.quotas.set(key, { entity, values });
+  }
+
   /** The broker as of this delta (including unapplied changes). */
   broker(id: BrokerId): BrokerRegistration | undefined {
     if (this.brokers.has(id)) return this.brokers.get(id) ?? undefined;
@@ -233,6 +251,7 @@ export class MetadataDelta {
       removedTopics: new Map(this.removed),
       configs: new Set(this.configs.keys()),
       acls: this.acls.size > 0,
+      clientQuotas: this.quotas.size > 0,
     };
   }
 
@@ -283,7 +302,12 @@ export class MetadataDelta {
       }
       scram = next;
     }
-    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, acls);
+    const quotas = new Map(this.base.clientQuotas);
+    for (const [key, entry] of this.quotas) {
+      if (entry.values.size === 0) quotas.delete(key);
+      else quotas.set(key, Object.freeze({ entity: Object.freeze({ ...entry.entity }), values: new Map(entry.values) }));
+    }
+    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, quotas, acls);
   }
 }
 

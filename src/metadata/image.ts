@@ -8,6 +8,7 @@
 // `offset` is the metadata log index of the last record replayed into it.
 
 import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType, PartitionRecord } from './records.js';
+import { partsOfEntity, type QuotaEntity } from './quota-defs.js';
 import type { AclBinding } from '../security/acl.js';
 import { AclIndex } from '../security/authorizer.js';
 
@@ -33,6 +34,13 @@ export interface TopicImage {
 export interface ClusterInfo {
   readonly clusterId: string;
   readonly metadataVersion: number;
+}
+
+/** The client quotas of one entity (a user, a client id, or both). */
+export interface ClientQuotaEntry {
+  readonly entity: QuotaEntity;
+  /** Quota key → value; never empty (an entity with no keys left is dropped). */
+  readonly values: ReadonlyMap<string, number>;
 }
 
 /** Key of a config resource in MetadataImage.configs. */
@@ -69,6 +77,8 @@ export class MetadataImage {
     readonly nextProducerId: number,
     /** User name → mechanism id → salted SCRAM credential (never a password). */
     readonly scramCredentials: ReadonlyMap<string, ReadonlyMap<number, ScramCredentialImage>> = new Map(),
+    /** quotaEntityKey(entity) → that entity's client quotas. */
+    readonly clientQuotas: ReadonlyMap<string, ClientQuotaEntry> = new Map(),
     /** ACLs by the id the controller gave each (AccessControlEntryRecord). */
     readonly acls: ReadonlyMap<string, AclBinding> = EMPTY_ACLS,
   ) {}
@@ -130,6 +140,11 @@ export class MetadataImage {
     for (const [name, byMechanism] of sortedBy([...this.scramCredentials.entries()], (x) => x[0])) {
       for (const [mechanism, c] of sortedBy([...byMechanism.entries()], (x) => x[0])) {
         out.push({ type: 'userScramCredential', v: 1, name, mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations });
+      }
+    }
+    for (const [, q] of sortedBy([...this.clientQuotas.entries()], (x) => x[0])) {
+      for (const [key, value] of sortedBy([...q.values.entries()], (x) => x[0])) {
+        out.push({ type: 'clientQuota', v: 1, entity: partsOfEntity(q.entity), key, value, remove: false });
       }
     }
     if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });

@@ -171,6 +171,27 @@ export interface RemoveUserScramCredentialRecord {
   readonly mechanism: number;
 }
 
+/** One component of a client-quota entity (Kafka's EntityData); a null name is the type's default. */
+export interface QuotaEntityPart {
+  readonly entityType: 'user' | 'client-id';
+  readonly entityName: string | null;
+}
+
+/**
+ * Kafka's ClientQuotaRecord: sets (remove false) or removes one quota key of
+ * one entity. The entity is a user, a client id, or a user and a client id,
+ * each by name or as the default (docs/security.md, "Quotas").
+ */
+export interface ClientQuotaRecord {
+  readonly type: 'clientQuota';
+  readonly v: 1;
+  /** At most one part per entity type, in the order user, client-id. */
+  readonly entity: readonly QuotaEntityPart[];
+  readonly key: string;
+  readonly value: number;
+  readonly remove: boolean;
+}
+
 export type MetadataRecord =
   | ClusterRecord
   | RegisterBrokerRecord
@@ -185,6 +206,7 @@ export type MetadataRecord =
   | AccessControlEntryRecord
   | RemoveAccessControlEntryRecord
   | UserScramCredentialRecord
-  | RemoveUserScramCredentialRecord;
+  | RemoveUserScramCredentialRecord
+  | ClientQuotaRecord;
 
 export type MetadataRecordType = MetadataRecord['type'];

@@ -25,6 +25,10 @@
 // security protocols): requests are read once the handshake is done, and the
 // connection's security session carries tls and the client certificate's
 // principal (tls.ts).
+//
+// Throttling (KIP-219): throttle(ms) mutes the connection — no further frame
+// is dispatched, and the socket is not read, until ms have passed on the
+// injected scheduler. Answers already due are still written.
 
 import net from 'node:net';
 import tls from 'node:tls';
@@ -32,6 +36,7 @@ import type { TlsContext } from './tls.js';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionInfo } from './server-connection.js';
 import { anonymousSession, principalString, type SecuritySession } from '../security/principal.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 
 export interface KafkaConnectionLimits {
   /** Largest request frame accepted (socket.request.max.bytes). */
@@ -78,6 +83,9 @@ export class KafkaConnection implements ConnectionInfo {
   private readonly slots: Slot[] = [];
   private unsentBytes = 0;
   private paused = false;
+  /** Muted by a quota throttle: frames stay buffered until the timer ends it. */
+  private muted = false;
+  private unmute: (() => void) | null = null;
 
   constructor(
     readonly id: number,
@@ -86,11 +94,15 @@ export class KafkaConnection implements ConnectionInfo {
     private readonly handler: KafkaFrameHandler,
     private readonly limits: KafkaConnectionLimits,
     private readonly log: Logger,
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleMs, () => this.closeWith(`idle for ${limits.idleMs} ms (connections.max.idle.ms)`, 'debug'));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('close', () => { this.closed = true; });
+    socket.on('close', () => {
+      this.closed = true;
+      this.unmute?.();
+    });
     socket.on('error', (err) => this.log.debug({ conn: this.id, err: err.message }, 'connection error'));
   }
 
@@ -98,7 +110,12 @@ export class KafkaConnection implements ConnectionInfo {
     if (this.closed) return;
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
+    this.drain();
+  }
+
+  private drain(): void {
     for (;;) {
+      if (this.muted || this.closed) return;
       if (this.frameBytes < 0) {
         if (this.pendingBytes < SIZE_BYTES) return;
         const size = this.take(SIZE_BYTES).readInt32BE(0);
@@ -186,10 +203,29 @@ export class KafkaConnection implements ConnectionInfo {
     this.socket.uncork();
   }
 
-  /** Pauses reading while over a limit; resumes once back under half of it. */
+  /** Mutes the connection for `ms` from now (a quota throttle); a later throttle replaces an earlier one. */
+  throttle(ms: number): void {
+    if (this.closed || ms <= 0) return;
+    this.unmute?.();
+    this.muted = true;
+    this.updateFlow();
+    const cancel = this.scheduler.schedule(ms, () => {
+      this.unmute = null;
+      this.muted = false;
+      this.updateFlow();
+      this.drain();
+    });
+    this.unmute = cancel;
+  }
+
+  get isMuted(): boolean {
+    return this.muted;
+  }
+
+  /** Pauses reading while over a limit or muted; resumes once back under half of it. */
   private updateFlow(): void {
     if (this.closed) return;
-    const busy = this.slots.length >= this.limits.requestsInFlightMax;
+    const busy = this.slots.length >= this.limits.requestsInFlightMax || this.muted;
     const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
     const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
     if (over && !this.paused) {
@@ -237,6 +273,8 @@ export class KafkaServer {
     private readonly tlsContext?: TlsContext,
     /** Called for every accepted connection before its first byte is read (the SASL layer arms its timeout); returns a clean-up for its close. */
     private readonly onOpen?: (conn: KafkaConnection) => (() => void),
+    /** Timers of quota throttles (a muted connection's wake-up). */
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {
     if (tlsContext) {
       const server = tls.createServer(tlsContext.serverOptions(), (socket) => this.onConnection(socket));
@@ -254,7 +292,7 @@ export class KafkaServer {
       socket.destroy();
       return;
     }
-    const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log);
+    const conn = new KafkaConnection(this.nextId++, socket.remoteAddress ?? '?', socket, this.handler, this.limits, this.log, this.scheduler);
     if (verdict?.ok) {
       Object.assign(conn.security, verdict.session);
       if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');

@@ -19,6 +19,10 @@
 // batches are passed through, not copied (protocol/chunked-msgpack.ts). The
 // chunks go out as the fragments of one WebSocket message, with the socket
 // corked so they leave in one write.
+//
+// Throttling (KIP-219): throttle(ms) mutes the connection — frames that
+// arrive wait in the backlog and ws is paused — until ms have passed on the
+// injected scheduler. Answers already due are still sent.
 
 import type { Socket } from 'node:net';
 import type { WebSocket, RawData } from 'ws';
@@ -28,6 +32,7 @@ import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { ConnectionLimits } from './limits.js';
 import { anonymousSession, type SecuritySession } from '../security/principal.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 
 export interface ConnectionInfo {
   readonly id: number;
@@ -118,6 +123,9 @@ export class ServerConnection implements ConnectionInfo {
   private readonly backlog: RequestEnvelope[] = [];
   private unsentBytes = 0;
   private paused = false;
+  /** Muted by a quota throttle until the timer (cancelled by `unmute`) fires. */
+  private muted = false;
+  private unmute: (() => void) | null = null;
   closed = false;
   readonly security: SecuritySession = anonymousSession();
 
@@ -131,10 +139,12 @@ export class ServerConnection implements ConnectionInfo {
     /** The TCP socket under `ws` (corked while a fragmented message is written); null: one write per fragment. */
     private readonly socket: Socket | null = null,
     private readonly encoder: ResponseEncoder = defaultResponseEncoder,
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     ws.on('close', () => {
       this.closed = true;
+      this.unmute?.();
     });
     ws.on('error', (err) => this.onSocketError(err));
   }
@@ -156,7 +166,7 @@ export class ServerConnection implements ConnectionInfo {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     const decoded = decodeSafely(bytes);
     if (!decoded.ok) return this.closeWith(1007, `malformed frame: ${decoded.reason}`);
-    if (this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0) this.backlog.push(decoded.value);
+    if (this.muted || this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0) this.backlog.push(decoded.value);
     else this.dispatch(decoded.value);
   }
 
@@ -188,10 +198,31 @@ export class ServerConnection implements ConnectionInfo {
     this.inFlight--;
     if (this.closed) return;
     if (body !== NO_RESPONSE) this.send(req, body);
-    while (this.backlog.length > 0 && this.inFlight < this.limits.requestsInFlightMax && !this.closed) {
+    this.drainBacklog();
+  }
+
+  private drainBacklog(): void {
+    while (this.backlog.length > 0 && this.inFlight < this.limits.requestsInFlightMax && !this.closed && !this.muted) {
       this.dispatch(this.backlog.shift()!);
     }
     this.updateFlow();
+  }
+
+  /** Mutes the connection for `ms` from now (a quota throttle); a later throttle replaces an earlier one. */
+  throttle(ms: number): void {
+    if (this.closed || ms <= 0) return;
+    this.unmute?.();
+    this.muted = true;
+    this.updateFlow();
+    this.unmute = this.scheduler.schedule(ms, () => {
+      this.unmute = null;
+      this.muted = false;
+      this.drainBacklog();
+    });
+  }
+
+  get isMuted(): boolean {
+    return this.muted;
   }
 
   private send(req: RequestEnvelope, body: unknown): void {
@@ -226,7 +257,7 @@ export class ServerConnection implements ConnectionInfo {
   /** Pauses reading while over a limit; resumes once back under half of it. */
   private updateFlow(): void {
     if (this.closed) return;
-    const busy = this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0;
+    const busy = this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0 || this.muted;
     const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
     const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
     if (over && !this.paused) {

@@ -8,6 +8,7 @@
 
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 import { WebSocketServer } from 'ws';
 import type { TlsContext } from './tls.js';
 import { principalString } from '../security/principal.js';
@@ -57,6 +58,8 @@ export class WsServer {
      * there: docs/protocol.md); returns a clean-up for its close.
      */
     private readonly onOpen?: (conn: ServerConnection, protocols: readonly string[]) => (() => void),
+    /** Timers of quota throttles (a muted connection's wake-up). */
+    private readonly scheduler: Scheduler = SystemScheduler,
   ) {}
 
   private detachTls: (() => void) | null = null;
@@ -100,7 +103,7 @@ export class WsServer {
           ws.terminate();
           return;
         }
-        const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder);
+        const conn = new ServerConnection(this.nextConnId++, req.socket.remoteAddress ?? '?', ws, this.handler, this.limits, this.log, req.socket, this.encoder, this.scheduler);
         if (verdict?.ok) {
           Object.assign(conn.security, verdict.session);
           if (verdict.session.mechanism === 'SSL') this.log.info({ conn: conn.id, remote: conn.remoteAddress, principal: principalString(verdict.session.principal) }, 'TLS client authenticated');

@@ -38,6 +38,8 @@ export enum ApiKey {
   AlterPartitionReassignments = 45,
   ListPartitionReassignments = 46,
   OffsetDelete = 47,
+  DescribeClientQuotas = 48,
+  AlterClientQuotas = 49,
   DescribeUserScramCredentials = 50,
   AlterUserScramCredentials = 51,
   AlterPartition = 56,

@@ -4,6 +4,7 @@
 // partial action. Shared by the broker's APIs and the controller's API.
 
 import { Errors, SluiceError } from '../util/errors.js';
+import { adoptBytes } from '../util/bytes.js';
 
 export type Body = Record<string, unknown>;
 
@@ -63,9 +64,13 @@ export function strMap(v: unknown, what: string): Record<string, string> {
   return v as Record<string, string>;
 }
 
-/** A msgpack `bin` field as a Buffer view (no copy). */
+/**
+ * A msgpack `bin` field as a view (no copy): a Buffer on Node (src/node.ts
+ * installs the Buffer adoption), a plain Uint8Array in browsers, where only
+ * Uint8Array methods are used on it.
+ */
 export function bytes(b: Body, k: string): Buffer {
   const v = b[k];
   if (!(v instanceof Uint8Array)) throw badRequest(`${k} must be binary`);
-  return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  return adoptBytes(v) as Buffer;
 }

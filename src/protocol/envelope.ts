@@ -37,7 +37,7 @@ export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly o
 // speak the protocol.
 const packr = new Packr({ useRecords: false, moreTypes: false, variableMapSize: true, encodeUndefinedAsNil: true });
 
-export function encodeRequest(req: RequestEnvelope): Buffer {
+export function encodeRequest(req: RequestEnvelope): Uint8Array {
   return packr.pack([req.apiKey, req.apiVersion, req.correlationId, req.clientId, req.body]);
 }
 

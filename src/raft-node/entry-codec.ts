@@ -14,6 +14,7 @@
 // findPlausibleFrame). Invariant paired across write and read: every frame
 // written verifies; a frame is returned as an entry only if it verifies.
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { assert } from '../util/assert.js';
 import { crc32c } from '../util/crc32c.js';
 import { EntryType, type Entry } from '../raft/types.js';

@@ -25,6 +25,7 @@
 // baseOffset and partitionLeaderEpoch lie before the CRC'd range.
 
 import { assert } from '../util/assert.js';
+import { bigInt64At, int16At, int32At, int64NumberAt, int8At, uint32At, writeInt16, writeInt32, writeInt64Number } from '../util/bytes.js';
 import { crc32c } from '../util/crc32c.js';
 import { Errors, SluiceError } from '../util/errors.js';
 
@@ -84,40 +85,40 @@ export interface BatchHeader {
 }
 
 /** Total size in bytes of the batch starting at `pos` (12 + batchLength). */
-export function batchSizeAt(buf: Buffer, pos = 0): number {
-  return LOG_OVERHEAD_BYTES + buf.readInt32BE(pos + BATCH_LENGTH_OFFSET);
+export function batchSizeAt(buf: Uint8Array, pos = 0): number {
+  return LOG_OVERHEAD_BYTES + int32At(buf, pos + BATCH_LENGTH_OFFSET);
 }
 
-export function readBatchHeader(buf: Buffer, pos = 0): BatchHeader {
+export function readBatchHeader(buf: Uint8Array, pos = 0): BatchHeader {
   return {
-    baseOffset: Number(buf.readBigInt64BE(pos + BASE_OFFSET_OFFSET)),
-    batchLength: buf.readInt32BE(pos + BATCH_LENGTH_OFFSET),
-    partitionLeaderEpoch: buf.readInt32BE(pos + PARTITION_LEADER_EPOCH_OFFSET),
-    magic: buf.readInt8(pos + MAGIC_OFFSET),
-    crc: buf.readUInt32BE(pos + CRC_OFFSET),
-    attributes: buf.readInt16BE(pos + ATTRIBUTES_OFFSET),
-    lastOffsetDelta: buf.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET),
-    baseTimestamp: Number(buf.readBigInt64BE(pos + BASE_TIMESTAMP_OFFSET)),
-    maxTimestamp: Number(buf.readBigInt64BE(pos + MAX_TIMESTAMP_OFFSET)),
-    producerId: buf.readBigInt64BE(pos + PRODUCER_ID_OFFSET),
-    producerEpoch: buf.readInt16BE(pos + PRODUCER_EPOCH_OFFSET),
-    baseSequence: buf.readInt32BE(pos + BASE_SEQUENCE_OFFSET),
-    recordCount: buf.readInt32BE(pos + RECORD_COUNT_OFFSET),
+    baseOffset: int64NumberAt(buf, pos + BASE_OFFSET_OFFSET),
+    batchLength: int32At(buf, pos + BATCH_LENGTH_OFFSET),
+    partitionLeaderEpoch: int32At(buf, pos + PARTITION_LEADER_EPOCH_OFFSET),
+    magic: int8At(buf, pos + MAGIC_OFFSET),
+    crc: uint32At(buf, pos + CRC_OFFSET),
+    attributes: int16At(buf, pos + ATTRIBUTES_OFFSET),
+    lastOffsetDelta: int32At(buf, pos + LAST_OFFSET_DELTA_OFFSET),
+    baseTimestamp: int64NumberAt(buf, pos + BASE_TIMESTAMP_OFFSET),
+    maxTimestamp: int64NumberAt(buf, pos + MAX_TIMESTAMP_OFFSET),
+    producerId: bigInt64At(buf, pos + PRODUCER_ID_OFFSET),
+    producerEpoch: int16At(buf, pos + PRODUCER_EPOCH_OFFSET),
+    baseSequence: int32At(buf, pos + BASE_SEQUENCE_OFFSET),
+    recordCount: int32At(buf, pos + RECORD_COUNT_OFFSET),
   };
 }
 
-export const baseOffsetOf = (buf: Buffer, pos = 0): number => Number(buf.readBigInt64BE(pos + BASE_OFFSET_OFFSET));
-export const lastOffsetDeltaOf = (buf: Buffer, pos = 0): number => buf.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET);
+export const baseOffsetOf = (buf: Uint8Array, pos = 0): number => int64NumberAt(buf, pos + BASE_OFFSET_OFFSET);
+export const lastOffsetDeltaOf = (buf: Uint8Array, pos = 0): number => int32At(buf, pos + LAST_OFFSET_DELTA_OFFSET);
 /** Offset of the last record of the batch at `pos`. */
-export const lastOffsetOf = (buf: Buffer, pos = 0): number => baseOffsetOf(buf, pos) + lastOffsetDeltaOf(buf, pos);
-export const leaderEpochOf = (buf: Buffer, pos = 0): number => buf.readInt32BE(pos + PARTITION_LEADER_EPOCH_OFFSET);
-export const maxTimestampOf = (buf: Buffer, pos = 0): number => Number(buf.readBigInt64BE(pos + MAX_TIMESTAMP_OFFSET));
-export const recordCountOf = (buf: Buffer, pos = 0): number => buf.readInt32BE(pos + RECORD_COUNT_OFFSET);
-export const compressionOf = (buf: Buffer, pos = 0): CompressionType =>
-  (buf.readInt16BE(pos + ATTRIBUTES_OFFSET) & COMPRESSION_CODEC_MASK) as CompressionType;
+export const lastOffsetOf = (buf: Uint8Array, pos = 0): number => baseOffsetOf(buf, pos) + lastOffsetDeltaOf(buf, pos);
+export const leaderEpochOf = (buf: Uint8Array, pos = 0): number => int32At(buf, pos + PARTITION_LEADER_EPOCH_OFFSET);
+export const maxTimestampOf = (buf: Uint8Array, pos = 0): number => int64NumberAt(buf, pos + MAX_TIMESTAMP_OFFSET);
+export const recordCountOf = (buf: Uint8Array, pos = 0): number => int32At(buf, pos + RECORD_COUNT_OFFSET);
+export const compressionOf = (buf: Uint8Array, pos = 0): CompressionType =>
+  (int16At(buf, pos + ATTRIBUTES_OFFSET) & COMPRESSION_CODEC_MASK) as CompressionType;
 
 /** CRC32C over [attributes, end) of the batch at `pos`, which must be whole in `buf`. */
-export function computeBatchCrc(buf: Buffer, pos = 0): number {
+export function computeBatchCrc(buf: Uint8Array, pos = 0): number {
   const end = pos + batchSizeAt(buf, pos);
   return crc32c(buf.subarray(pos + ATTRIBUTES_OFFSET, end));
 }
@@ -127,43 +128,45 @@ export function computeBatchCrc(buf: Buffer, pos = 0): number {
  * enough bytes for a header, a sane length that fits in `buf`, magic 2, the
  * CRC, a non-negative record count and lastOffsetDelta consistent with it.
  * `end` bounds the bytes that belong to this buffer (defaults to its length).
+ * `checkCrc` false skips the CRC, for a caller that verified it in this same
+ * append (the leader's produce path: checkRecordBatches, then the log).
  */
-export function batchProblem(buf: Buffer, pos = 0, end = buf.length): string | null {
+export function batchProblem(buf: Uint8Array, pos = 0, end = buf.length, checkCrc = true): string | null {
   // A caller bug, not bad bytes: reading past buf would throw a RangeError instead of a verdict.
   assert(Number.isSafeInteger(pos) && pos >= 0 && end <= buf.length, `bad bounds [${pos}, ${end}) for ${buf.length} bytes`);
   if (end - pos < RECORD_BATCH_HEADER_BYTES) return `truncated header (${end - pos} bytes)`;
-  const batchLength = buf.readInt32BE(pos + BATCH_LENGTH_OFFSET);
+  const batchLength = int32At(buf, pos + BATCH_LENGTH_OFFSET);
   if (batchLength < RECORD_BATCH_HEADER_BYTES - LOG_OVERHEAD_BYTES) return `batch length ${batchLength} below header size`;
   if (pos + LOG_OVERHEAD_BYTES + batchLength > end) return `truncated batch (needs ${LOG_OVERHEAD_BYTES + batchLength} bytes, has ${end - pos})`;
-  const magic = buf.readInt8(pos + MAGIC_OFFSET);
+  const magic = int8At(buf, pos + MAGIC_OFFSET);
   if (magic !== MAGIC_V2) return `unsupported magic ${magic}`;
-  const stored = buf.readUInt32BE(pos + CRC_OFFSET);
-  const actual = computeBatchCrc(buf, pos);
+  const stored = uint32At(buf, pos + CRC_OFFSET);
+  const actual = checkCrc ? computeBatchCrc(buf, pos) : stored;
   if (stored !== actual) return `CRC mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`;
-  const count = buf.readInt32BE(pos + RECORD_COUNT_OFFSET);
-  const lastDelta = buf.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET);
+  const count = int32At(buf, pos + RECORD_COUNT_OFFSET);
+  const lastDelta = int32At(buf, pos + LAST_OFFSET_DELTA_OFFSET);
   if (count < 0 || lastDelta < 0) return `negative record count ${count} or last offset delta ${lastDelta}`;
   if (count > 0 && lastDelta < count - 1) return `last offset delta ${lastDelta} too small for ${count} records`;
   return null;
 }
 
 /** Throws CORRUPT_MESSAGE unless `buf[pos..]` starts with a valid batch; returns its size. */
-export function validateBatch(buf: Buffer, pos = 0, end = buf.length): number {
+export function validateBatch(buf: Uint8Array, pos = 0, end = buf.length): number {
   const problem = batchProblem(buf, pos, end);
   if (problem !== null) throw new SluiceError(Errors.CORRUPT_MESSAGE, problem, { position: pos });
   return batchSizeAt(buf, pos);
 }
 
 /** Stamps base offset and partition leader epoch in place (the CRC stays valid). */
-export function stampBatch(buf: Buffer, pos: number, baseOffset: number, leaderEpoch: number): void {
-  buf.writeBigInt64BE(BigInt(baseOffset), pos + BASE_OFFSET_OFFSET);
-  buf.writeInt32BE(leaderEpoch, pos + PARTITION_LEADER_EPOCH_OFFSET);
+export function stampBatch(buf: Uint8Array, pos: number, baseOffset: number, leaderEpoch: number): void {
+  writeInt64Number(buf, baseOffset, pos + BASE_OFFSET_OFFSET);
+  writeInt32(buf, leaderEpoch, pos + PARTITION_LEADER_EPOCH_OFFSET);
 }
 
 /** Stamps the max timestamp (LogAppendTime topics); recomputes the CRC since it is covered. */
-export function stampLogAppendTime(buf: Buffer, pos: number, timestampMs: number): void {
-  const attrs = buf.readInt16BE(pos + ATTRIBUTES_OFFSET) | TIMESTAMP_TYPE_MASK;
-  buf.writeInt16BE(attrs, pos + ATTRIBUTES_OFFSET);
-  buf.writeBigInt64BE(BigInt(timestampMs), pos + MAX_TIMESTAMP_OFFSET);
-  buf.writeUInt32BE(computeBatchCrc(buf, pos), pos + CRC_OFFSET);
+export function stampLogAppendTime(buf: Uint8Array, pos: number, timestampMs: number): void {
+  const attrs = int16At(buf, pos + ATTRIBUTES_OFFSET) | TIMESTAMP_TYPE_MASK;
+  writeInt16(buf, attrs, pos + ATTRIBUTES_OFFSET);
+  writeInt64Number(buf, timestampMs, pos + MAX_TIMESTAMP_OFFSET);
+  writeInt32(buf, computeBatchCrc(buf, pos), pos + CRC_OFFSET);
 }

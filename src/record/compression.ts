@@ -4,8 +4,11 @@
 // The registry is a value, not a hidden global: record-batch.ts takes one as a
 // parameter (defaulting to `defaultCompressionRegistry`), so a browser build or
 // the client can register other codecs without touching storage.
-// This module and its two codec files (snappy-codec.ts, zstd-codec.ts) are
-// the only ones that import a compression library.
+// This module is portable (browsers too) and holds only the `none` codec and
+// the registry; the codecs are registered by the entry point:
+// node-codecs.ts (gzip via node:zlib, snappy, lz4, zstd: the broker and the
+// Node client) or gzip-js.ts (gzip in pure JS: the browser build). Those and
+// their codec files are the only modules that import a compression library.
 //
 // LZ4 (Kafka codec id 3) is the LZ4 *frame* format, as Kafka writes it for
 // RecordBatch v2. lz4-napi cannot bound its output, so before inflating we
@@ -18,18 +21,15 @@
 // and every failure to decompress — unknown codec, bad stream, too large — is
 // SluiceError(CORRUPT_MESSAGE), never a raw zlib or Range error.
 
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { CompressionType } from './batch-header.js';
-import { snappyCodec } from './snappy-codec.js';
-import { zstdCodec } from './zstd-codec.js';
 import { assert } from '../util/assert.js';
+import { uint32LeAt } from '../util/bytes.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 
 export interface CompressionCodec {
-  compress(buf: Buffer): Buffer;
+  compress(buf: Uint8Array): Uint8Array;
   /** Must throw rather than produce more than `outputBytesMax` bytes. */
-  decompress(buf: Buffer, outputBytesMax: number): Buffer;
+  decompress(buf: Uint8Array, outputBytesMax: number): Uint8Array;
 }
 
 /** Default bound on one batch's decompressed records (Kafka batches are ~1 MiB compressed). */
@@ -43,20 +43,6 @@ export const noneCodec: CompressionCodec = {
   },
 };
 
-export const gzipCodec: CompressionCodec = {
-  compress: (buf) => gzipSync(buf),
-  decompress: (buf, outputBytesMax) => gunzipSync(buf, { maxOutputLength: outputBytesMax }),
-};
-
-export const lz4Codec: CompressionCodec = {
-  compress: (buf) => compressFrameSync(buf),
-  decompress: (buf, outputBytesMax) => {
-    const bound = lz4FrameBound(buf);
-    if (bound > outputBytesMax) throw new RangeError(`lz4 frame may expand to ${bound} bytes, above ${outputBytesMax}`);
-    return decompressFrameSync(buf);
-  },
-};
-
 const LZ4_FRAME_MAGIC = 0x184d2204;
 /** Block size codes 4..7 of the BD byte: 64 KiB, 256 KiB, 1 MiB, 4 MiB. */
 const LZ4_BLOCK_BYTES_MAX = new Map([[4, 64 * 1024], [5, 256 * 1024], [6, 1024 * 1024], [7, 4 * 1024 * 1024]]);
@@ -67,12 +53,12 @@ const LZ4_UNCOMPRESSED_BLOCK_FLAG = 0x80000000;
  * decompress to: its block count times its block size. Throws RangeError on a
  * malformed frame header or block list, and on bytes after the frame.
  */
-export function lz4FrameBound(buf: Buffer): number {
+export function lz4FrameBound(buf: Uint8Array): number {
   const need = (pos: number, n: number): void => {
     if (pos + n > buf.length) throw new RangeError(`lz4 frame truncated at byte ${pos}`);
   };
   need(0, 7);
-  if (buf.readUInt32LE(0) !== LZ4_FRAME_MAGIC) throw new RangeError('not an lz4 frame (bad magic)');
+  if (uint32LeAt(buf, 0) !== LZ4_FRAME_MAGIC) throw new RangeError('not an lz4 frame (bad magic)');
   const flg = buf[4]!;
   const blockBytesMax = LZ4_BLOCK_BYTES_MAX.get((buf[5]! >> 4) & 0x07);
   if (flg >> 6 !== 1 || blockBytesMax === undefined) throw new RangeError('unsupported lz4 frame version or block size');
@@ -82,7 +68,7 @@ export function lz4FrameBound(buf: Buffer): number {
   let blocks = 0;
   for (;;) {
     need(pos, 4);
-    const word = buf.readUInt32LE(pos);
+    const word = uint32LeAt(buf, pos);
     pos += 4;
     if (word === 0) break; // end mark
     const size = (word & ~LZ4_UNCOMPRESSED_BLOCK_FLAG) >>> 0;
@@ -120,19 +106,24 @@ export class CompressionRegistry {
     return this.codecs.has(type);
   }
 
+  /** The registered codecs' names, e.g. ['none', 'gzip']. */
+  names(): string[] {
+    return [...this.codecs.keys()].sort((a, b) => a - b).map(compressionName);
+  }
+
   /** Compresses records for a batch being built. An unregistered codec here is a caller bug. */
-  compress(type: CompressionType, buf: Buffer): Buffer {
+  compress(type: CompressionType, buf: Uint8Array): Uint8Array {
     const codec = this.codecs.get(type);
     assert(codec !== undefined, `compression ${compressionName(type)} not registered`);
     return codec.compress(buf);
   }
 
   /** Decompresses a received records section; throws CORRUPT_MESSAGE on any failure. */
-  decompress(type: number, buf: Buffer): Buffer {
+  decompress(type: number, buf: Uint8Array): Uint8Array {
     const name = compressionName(type);
     const codec = this.codecs.get(type);
     if (codec === undefined) throw new SluiceError(Errors.CORRUPT_MESSAGE, `compression ${name} not supported`, { compression: type });
-    let out: Buffer;
+    let out: Uint8Array;
     try {
       out = codec.decompress(buf, this.decompressedBytesMax);
     } catch (err) {
@@ -147,10 +138,9 @@ export class CompressionRegistry {
   }
 }
 
-/** Every codec Kafka defines: none, gzip, snappy, lz4, zstd. */
+/**
+ * The process's registry: `none` here; the entry point registers the rest
+ * (node-codecs.ts on Node: all of Kafka's; gzip-js.ts in the browser build).
+ */
 export const defaultCompressionRegistry = new CompressionRegistry()
-  .register(CompressionType.None, noneCodec)
-  .register(CompressionType.Gzip, gzipCodec)
-  .register(CompressionType.Snappy, snappyCodec)
-  .register(CompressionType.Lz4, lz4Codec)
-  .register(CompressionType.Zstd, zstdCodec);
+  .register(CompressionType.None, noneCodec);

@@ -14,6 +14,7 @@
 import { ATTRIBUTES_OFFSET, CompressionType, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK, batchSizeAt } from './batch-header.js';
 import { defaultCompressionRegistry, type CompressionRegistry } from './compression.js';
 import { decodeRecordBatch, encodeRecordBatch } from './record-batch.js';
+import { concatBytes, int16At } from '../util/bytes.js';
 
 /** The codec a topic's compression.type asks for, or null for 'producer' (keep the client's). */
 export function topicCompression(value: string): CompressionType | null {
@@ -29,14 +30,14 @@ export function topicCompression(value: string): CompressionType | null {
 }
 
 /** `buf`'s batches (already validated) with every one not in `target` rewritten into it; `buf` itself if none needs it. */
-export function recompressBatches(buf: Buffer, target: CompressionType, codecs: CompressionRegistry = defaultCompressionRegistry): Buffer {
-  const batches: Buffer[] = [];
+export function recompressBatches(buf: Uint8Array, target: CompressionType, codecs: CompressionRegistry = defaultCompressionRegistry): Uint8Array {
+  const batches: Uint8Array[] = [];
   let changed = false;
   for (let pos = 0; pos < buf.length;) {
     const size = batchSizeAt(buf, pos);
     const view = buf.subarray(pos, pos + size);
     pos += size;
-    const attributes = view.readInt16BE(ATTRIBUTES_OFFSET);
+    const attributes = int16At(view, ATTRIBUTES_OFFSET);
     if ((attributes & COMPRESSION_CODEC_MASK) === target || (attributes & CONTROL_FLAG_MASK) !== 0) {
       batches.push(view);
       continue;
@@ -60,5 +61,5 @@ export function recompressBatches(buf: Buffer, target: CompressionType, codecs: 
       timestampType: (attributes & TIMESTAMP_TYPE_MASK) !== 0 ? 'logAppend' : 'create',
     }, codecs));
   }
-  return changed ? Buffer.concat(batches) : buf;
+  return changed ? concatBytes(batches) : buf;
 }

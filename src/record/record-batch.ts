@@ -9,7 +9,7 @@
 //
 // with length -1 meaning null (header keys cannot be null).
 //
-// Encoding sizes every record first and writes into one preallocated Buffer:
+// Encoding sizes every record first and writes into one preallocated Uint8Array:
 // no per-record allocation or concatenation. Decoding validates the header and
 // CRC first, then walks the records with a bounds-checked Cursor, returning
 // keys and values as views into the input (or the decompressed copy): callers
@@ -31,12 +31,13 @@ import {
 import { type CompressionRegistry, compressionName, defaultCompressionRegistry } from './compression.js';
 import { Cursor, corrupt, varintSize, varlongSize, writeVarint, writeVarlong } from './varint.js';
 import { AssertionError, assert } from '../util/assert.js';
+import { allocBytes, utf8Length, utf8Write, writeBigInt64, writeInt16, writeInt32, writeInt64Number, writeInt8 } from '../util/bytes.js';
 import { Errors, SluiceError } from '../util/errors.js';
 
-export interface RecordHeader { key: string; value: Buffer | null }
+export interface RecordHeader { key: string; value: Uint8Array | null }
 export interface RecordInput {
-  key?: Buffer | null;
-  value: Buffer | null;
+  key?: Uint8Array | null;
+  value: Uint8Array | null;
   headers?: RecordHeader[];
   timestamp?: number;
   /**
@@ -86,8 +87,8 @@ export interface DecodedRecord {
   offset: number;
   /** For a LogAppendTime batch this is the batch's maxTimestamp, as in Kafka. */
   timestamp: number;
-  key: Buffer | null;
-  value: Buffer | null;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
   headers: RecordHeader[];
   attributes: number;
 }
@@ -120,23 +121,23 @@ interface Plan {
 }
 
 /** A complete batch: header, records (compressed if asked), correct CRC, lastOffsetDelta and maxTimestamp. */
-export function encodeRecordBatch(input: BatchInput, codecs: CompressionRegistry = defaultCompressionRegistry): Buffer {
+export function encodeRecordBatch(input: BatchInput, codecs: CompressionRegistry = defaultCompressionRegistry): Uint8Array {
   const plan = planBatch(input);
   const compression = input.compression ?? CompressionType.None;
-  let buf: Buffer;
+  let buf: Uint8Array;
   // An emptied batch keeps its codec bit but has an empty section, as Kafka writes it.
   if (compression === CompressionType.None || input.records.length === 0) {
-    buf = Buffer.allocUnsafe(RECORD_BATCH_HEADER_BYTES + plan.recordsBytes);
+    buf = allocBytes(RECORD_BATCH_HEADER_BYTES + plan.recordsBytes);
     writeRecords(buf, RECORD_BATCH_HEADER_BYTES, input.records, plan);
   } else {
-    const raw = Buffer.allocUnsafe(plan.recordsBytes);
+    const raw = allocBytes(plan.recordsBytes);
     writeRecords(raw, 0, input.records, plan);
     const packed = codecs.compress(compression, raw);
-    buf = Buffer.allocUnsafe(RECORD_BATCH_HEADER_BYTES + packed.length);
-    packed.copy(buf, RECORD_BATCH_HEADER_BYTES);
+    buf = allocBytes(RECORD_BATCH_HEADER_BYTES + packed.length);
+    buf.set(packed, RECORD_BATCH_HEADER_BYTES);
   }
   writeHeader(buf, input, plan, compression);
-  buf.writeUInt32BE(computeBatchCrc(buf, 0), CRC_OFFSET);
+  writeInt32(buf, computeBatchCrc(buf, 0), CRC_OFFSET);
   return buf;
 }
 
@@ -182,18 +183,18 @@ function recordBodySize(record: RecordInput, timestampDelta: number, offsetDelta
   size += nullableBytesSize(record.key ?? null) + nullableBytesSize(record.value);
   size += varintSize(headers.length);
   for (const header of headers) {
-    const keyBytes = Buffer.byteLength(header.key, 'utf8');
+    const keyBytes = utf8Length(header.key);
     headerKeyBytes.push(keyBytes);
     size += varintSize(keyBytes) + keyBytes + nullableBytesSize(header.value);
   }
   return size;
 }
 
-function nullableBytesSize(bytes: Buffer | null): number {
+function nullableBytesSize(bytes: Uint8Array | null): number {
   return bytes === null ? 1 : varintSize(bytes.length) + bytes.length;
 }
 
-function writeRecords(buf: Buffer, start: number, records: RecordInput[], plan: Plan): void {
+function writeRecords(buf: Uint8Array, start: number, records: RecordInput[], plan: Plan): void {
   let pos = start;
   let headerIndex = 0;
   for (let i = 0; i < records.length; i++) {
@@ -210,7 +211,7 @@ function writeRecords(buf: Buffer, start: number, records: RecordInput[], plan: 
     for (const header of headers) {
       const keyBytes = plan.headerKeyBytes[headerIndex++]!;
       pos = writeVarint(buf, pos, keyBytes);
-      pos += buf.write(header.key, pos, keyBytes, 'utf8');
+      pos += utf8Write(buf.subarray(0, pos + keyBytes), header.key, pos);
       pos = writeNullableBytes(buf, pos, header.value);
     }
     assert(pos - bodyStart === plan.bodyBytes[i], 'record size differs from plan');
@@ -218,14 +219,14 @@ function writeRecords(buf: Buffer, start: number, records: RecordInput[], plan: 
   assert(pos - start === plan.recordsBytes, 'records section size differs from plan');
 }
 
-function writeNullableBytes(buf: Buffer, pos: number, bytes: Buffer | null): number {
+function writeNullableBytes(buf: Uint8Array, pos: number, bytes: Uint8Array | null): number {
   if (bytes === null) return writeVarint(buf, pos, -1);
   pos = writeVarint(buf, pos, bytes.length);
   buf.set(bytes, pos);
   return pos + bytes.length;
 }
 
-function writeHeader(buf: Buffer, input: BatchInput, plan: Plan, compression: CompressionType): void {
+function writeHeader(buf: Uint8Array, input: BatchInput, plan: Plan, compression: CompressionType): void {
   const baseOffset = input.baseOffset ?? 0;
   const epoch = input.partitionLeaderEpoch ?? NO_PARTITION_LEADER_EPOCH;
   const producerId = input.producerId ?? NO_PRODUCER_ID;
@@ -235,19 +236,19 @@ function writeHeader(buf: Buffer, input: BatchInput, plan: Plan, compression: Co
   assert((epoch | 0) === epoch && (baseSequence | 0) === baseSequence, 'leader epoch and base sequence are int32');
   assert(Number.isInteger(producerEpoch) && producerEpoch >= INT16_MIN && producerEpoch <= INT16_MAX, 'producer epoch is int16');
   assert(producerId >= INT64_MIN && producerId <= INT64_MAX, 'producer id is int64');
-  buf.writeBigInt64BE(BigInt(baseOffset), BASE_OFFSET_OFFSET);
-  buf.writeInt32BE(buf.length - LOG_OVERHEAD_BYTES, BATCH_LENGTH_OFFSET);
-  buf.writeInt32BE(epoch, PARTITION_LEADER_EPOCH_OFFSET);
-  buf.writeInt8(MAGIC_V2, MAGIC_OFFSET);
-  buf.writeUInt32BE(0, CRC_OFFSET); // filled in once everything it covers is written
-  buf.writeInt16BE(batchAttributes(input, compression), ATTRIBUTES_OFFSET);
-  buf.writeInt32BE(input.lastOffsetDelta ?? input.records.length - 1, LAST_OFFSET_DELTA_OFFSET);
-  buf.writeBigInt64BE(BigInt(plan.baseTimestamp), BASE_TIMESTAMP_OFFSET);
-  buf.writeBigInt64BE(BigInt(plan.maxTimestamp), MAX_TIMESTAMP_OFFSET);
-  buf.writeBigInt64BE(producerId, PRODUCER_ID_OFFSET);
-  buf.writeInt16BE(producerEpoch, PRODUCER_EPOCH_OFFSET);
-  buf.writeInt32BE(baseSequence, BASE_SEQUENCE_OFFSET);
-  buf.writeInt32BE(input.records.length, RECORD_COUNT_OFFSET);
+  writeInt64Number(buf, baseOffset, BASE_OFFSET_OFFSET);
+  writeInt32(buf, buf.length - LOG_OVERHEAD_BYTES, BATCH_LENGTH_OFFSET);
+  writeInt32(buf, epoch, PARTITION_LEADER_EPOCH_OFFSET);
+  writeInt8(buf, MAGIC_V2, MAGIC_OFFSET);
+  writeInt32(buf, 0, CRC_OFFSET); // filled in once everything it covers is written
+  writeInt16(buf, batchAttributes(input, compression), ATTRIBUTES_OFFSET);
+  writeInt32(buf, input.lastOffsetDelta ?? input.records.length - 1, LAST_OFFSET_DELTA_OFFSET);
+  writeInt64Number(buf, plan.baseTimestamp, BASE_TIMESTAMP_OFFSET);
+  writeInt64Number(buf, plan.maxTimestamp, MAX_TIMESTAMP_OFFSET);
+  writeBigInt64(buf, producerId, PRODUCER_ID_OFFSET);
+  writeInt16(buf, producerEpoch, PRODUCER_EPOCH_OFFSET);
+  writeInt32(buf, baseSequence, BASE_SEQUENCE_OFFSET);
+  writeInt32(buf, input.records.length, RECORD_COUNT_OFFSET);
 }
 
 function batchAttributes(input: BatchInput, compression: CompressionType): number {
@@ -266,7 +267,7 @@ function batchAttributes(input: BatchInput, compression: CompressionType): numbe
  * Decodes the batch starting at `pos` after validating its header and CRC.
  * Throws SluiceError(CORRUPT_MESSAGE) on any malformation.
  */
-export function decodeRecordBatch(buf: Buffer, pos = 0, codecs: CompressionRegistry = defaultCompressionRegistry): DecodedBatch {
+export function decodeRecordBatch(buf: Uint8Array, pos = 0, codecs: CompressionRegistry = defaultCompressionRegistry): DecodedBatch {
   assert(Number.isSafeInteger(pos) && pos >= 0, `bad position ${pos}`);
   const sizeBytes = validateBatch(buf, pos);
   const header = readBatchHeader(buf, pos);
@@ -288,7 +289,7 @@ export function decodeRecordBatch(buf: Buffer, pos = 0, codecs: CompressionRegis
  * so that it never stores one a consumer cannot read (Kafka's LogValidator
  * does the same). Throws what decodeRecordBatch would.
  */
-export function checkRecordBatches(buf: Buffer, codecs: CompressionRegistry = defaultCompressionRegistry): void {
+export function checkRecordBatches(buf: Uint8Array, codecs: CompressionRegistry = defaultCompressionRegistry): void {
   for (let pos = 0; pos < buf.length;) {
     const sizeBytes = validateBatch(buf, pos);
     const header = readBatchHeader(buf, pos);
@@ -305,7 +306,7 @@ export function checkRecordBatches(buf: Buffer, codecs: CompressionRegistry = de
   }
 }
 
-function walkRecords(section: Buffer, header: BatchHeader, batchPos: number): void {
+function walkRecords(section: Uint8Array, header: BatchHeader, batchPos: number): void {
   const count = header.recordCount;
   if (count > section.length / RECORD_BYTES_MIN) {
     throw corrupt(`record count ${count} cannot fit in ${section.length} bytes`, { position: batchPos });
@@ -353,7 +354,7 @@ function skipNullableBytes(cursor: Cursor, index: number, what: string): void {
 }
 
 /** Decodes a concatenation of whole batches (e.g. a fetch response's records). */
-export function decodeRecordBatches(buf: Buffer, codecs: CompressionRegistry = defaultCompressionRegistry): DecodedBatch[] {
+export function decodeRecordBatches(buf: Uint8Array, codecs: CompressionRegistry = defaultCompressionRegistry): DecodedBatch[] {
   const batches: DecodedBatch[] = [];
   let pos = 0;
   while (pos < buf.length) {
@@ -364,7 +365,7 @@ export function decodeRecordBatches(buf: Buffer, codecs: CompressionRegistry = d
   return batches;
 }
 
-function decodeRecords(section: Buffer, header: BatchHeader, batchPos: number): DecodedRecord[] {
+function decodeRecords(section: Uint8Array, header: BatchHeader, batchPos: number): DecodedRecord[] {
   const count = header.recordCount;
   if (count > section.length / RECORD_BYTES_MIN) {
     throw corrupt(`record count ${count} cannot fit in ${section.length} bytes`, { position: batchPos });
@@ -414,7 +415,7 @@ function recordTimestamp(header: BatchHeader, timestampDelta: number, index: num
   return timestamp;
 }
 
-function readNullableBytes(cursor: Cursor, index: number, what: string): Buffer | null {
+function readNullableBytes(cursor: Cursor, index: number, what: string): Uint8Array | null {
   const length = cursor.readVarint();
   if (length === -1) return null;
   if (length < -1) throw corrupt(`record ${index}: ${what} length ${length}`, { record: index });

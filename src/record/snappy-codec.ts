@@ -58,8 +58,13 @@ function uncompressBlock(block: Buffer): Buffer {
   return Buffer.isBuffer(out) ? out : Buffer.from(out);
 }
 
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
 export const snappyCodec: CompressionCodec = {
-  compress(buf) {
+  compress(bytes) {
+    const buf = asBuffer(bytes);
     const parts: Buffer[] = [XERIAL_MAGIC, Buffer.alloc(8)];
     parts[1]!.writeInt32BE(XERIAL_VERSION, 0);
     parts[1]!.writeInt32BE(XERIAL_COMPATIBLE_VERSION, 4);
@@ -71,7 +76,8 @@ export const snappyCodec: CompressionCodec = {
     }
     return Buffer.concat(parts);
   },
-  decompress(buf, outputBytesMax) {
+  decompress(bytes, outputBytesMax) {
+    const buf = asBuffer(bytes);
     const blocks = isXerial(buf) ? xerialBlocks(buf) : [buf];
     let total = 0;
     for (const b of blocks) total += snappyDeclaredLength(b);

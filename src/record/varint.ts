@@ -15,6 +15,7 @@
 
 import { AssertionError, assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
+import { utf8Decode } from '../util/bytes.js';
 
 export const VARINT_BYTES_MAX = 5;
 export const VARLONG_BYTES_MAX = 10;
@@ -33,7 +34,7 @@ export function varintSize(value: number): number {
 }
 
 /** Writes `value` (an int32) as a zigzag varint at `pos`; returns the position after it. */
-export function writeVarint(buf: Buffer, pos: number, value: number): number {
+export function writeVarint(buf: Uint8Array, pos: number, value: number): number {
   checkInt32(value);
   return writeUnsigned32(buf, pos, ((value << 1) ^ (value >> 31)) >>> 0);
 }
@@ -60,7 +61,7 @@ export function varlongSize(value: number): number {
  * (2^54 > 2^53), so the first byte is taken from m mod 64 and s and the rest
  * from floor(m / 64) — all exact.
  */
-export function writeVarlong(buf: Buffer, pos: number, value: number): number {
+export function writeVarlong(buf: Uint8Array, pos: number, value: number): number {
   checkSafe(value);
   const s = value < 0 ? 1 : 0;
   const m = value < 0 ? -value - 1 : value;
@@ -94,7 +95,7 @@ function unsignedSize(z: number): number {
 }
 
 /** Writes an unsigned value below 2^32 in 7-bit groups. */
-function writeUnsigned32(buf: Buffer, pos: number, z: number): number {
+function writeUnsigned32(buf: Uint8Array, pos: number, z: number): number {
   while (z >= 0x80) {
     buf[pos++] = (z & 0x7f) | 0x80;
     z >>>= 7;
@@ -106,7 +107,7 @@ function writeUnsigned32(buf: Buffer, pos: number, z: number): number {
 /** A read position over buf[pos, end). Every read is bounds-checked (see header). */
 export class Cursor {
   constructor(
-    readonly buf: Buffer,
+    readonly buf: Uint8Array,
     public pos: number,
     /** Exclusive bound; callers may narrow it to one record and restore it after. */
     public end: number,
@@ -173,7 +174,7 @@ export class Cursor {
   }
 
   /** A view (no copy) of the next `length` bytes. */
-  readBytes(length: number): Buffer {
+  readBytes(length: number): Uint8Array {
     if (length > this.end - this.pos) throw this.truncated(length);
     const view = this.buf.subarray(this.pos, this.pos + length);
     this.pos += length;
@@ -183,7 +184,7 @@ export class Cursor {
   /** The next `length` bytes as UTF-8 (malformed sequences become U+FFFD, as in Kafka). */
   readUtf8(length: number): string {
     if (length > this.end - this.pos) throw this.truncated(length);
-    const text = this.buf.toString('utf8', this.pos, this.pos + length);
+    const text = utf8Decode(this.buf, this.pos, this.pos + length);
     this.pos += length;
     return text;
   }

@@ -22,7 +22,8 @@ const ZSTD_LEVEL = 3;
 const UNKNOWN_CAPACITY_START_BYTES = 256 * 1024;
 
 /** The content size the first frame's header declares, or null when it declares none. Throws on a non-zstd header. */
-export function zstdDeclaredSize(buf: Buffer): number | null {
+export function zstdDeclaredSize(bytes: Uint8Array): number | null {
+  const buf = asBuffer(bytes);
   if (buf.length < 6 || buf.readUInt32LE(0) !== ZSTD_MAGIC) throw new RangeError('not a zstd frame (bad magic)');
   const fhd = buf[4]!;
   const fcsFlag = fhd >> 6;
@@ -49,6 +50,10 @@ function decompressInto(buf: Buffer, capacity: number): Buffer | null {
   }
 }
 
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
 export const zstdCodec: CompressionCodec = {
   compress: (buf) => {
     const out = zstdCompress(buf, ZSTD_LEVEL);
@@ -58,12 +63,12 @@ export const zstdCodec: CompressionCodec = {
     const declared = zstdDeclaredSize(buf);
     if (declared !== null) {
       if (declared > outputBytesMax) throw new RangeError(`zstd frame declares ${declared} bytes, above ${outputBytesMax}`);
-      const out = decompressInto(buf, declared);
+      const out = decompressInto(asBuffer(buf), declared);
       if (out === null || out.length !== declared) throw new RangeError('zstd data does not decompress to its declared size');
       return out;
     }
     for (let capacity = Math.min(UNKNOWN_CAPACITY_START_BYTES, outputBytesMax); ; capacity = Math.min(capacity * 2, outputBytesMax)) {
-      const out = decompressInto(buf, capacity);
+      const out = decompressInto(asBuffer(buf), capacity);
       if (out !== null) return out;
       if (capacity >= outputBytesMax) throw new RangeError(`zstd data is corrupt or decompresses past ${outputBytesMax} bytes`);
     }

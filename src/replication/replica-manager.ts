@@ -20,6 +20,7 @@
 // a group flush across partitions after each event-loop turn of appends, on
 // followers before their next fetch reports the new offset.
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import type { Clock } from '../util/clock.js';
 import { Errors, SluiceError, type ErrorInfo } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -47,6 +48,7 @@ import { Partition, partitionKey } from './partition.js';
 import { ReplicaFetcherManager, type FetcherOptions } from './replica-fetcher.js';
 import { PRODUCER_ID_EXPIRATION_MS_DEFAULT, ProducerStateStore } from './producer-state-store.js';
 import type { ProducerStateTable } from './rules/producer-state.js';
+import { asBuffer } from '../util/node-bytes.js';
 
 export type DurabilityMode = 'replication' | 'fsync';
 
@@ -452,7 +454,9 @@ export class ReplicaManager {
               return out;
             }
             const records = this.storedForm(t.name, pd.records);
-            const info = p!.log.append(records, { leaderEpoch: p!.leaderEpoch });
+            // One CRC per append: checkRecordBatches verified it on pd.records, and
+            // a recompressed buffer's CRCs were just computed by its encoder.
+            const info = p!.log.append(records, { leaderEpoch: p!.leaderEpoch, crcChecked: true });
             out.baseOffset = info.baseOffset;
             out.logStartOffset = info.logStartOffset;
             this.afterLeaderAppend(p!);
@@ -498,7 +502,7 @@ export class ReplicaManager {
     const image = this.image;
     if (!image) return records;
     const target = topicCompression(effectiveTopicConfig('compression.type', image.config('topic', topic), image.config('cluster', '')));
-    return target === null ? records : recompressBatches(records, target);
+    return target === null ? records : asBuffer(recompressBatches(records, target));
   }
 
   private unknownPartition(topic: string, index: number): { error: ErrorInfo; message: string } {

@@ -326,6 +326,12 @@ function guardedController(call: ControllerCall, a: RequestAccess): ControllerCa
       case 'listReassignments':
         a.requireCluster(AclOperation.DESCRIBE, 'ListPartitionReassignments');
         return call(api, body);
+      case 'describeClientQuotas':
+        a.requireCluster(AclOperation.DESCRIBE_CONFIGS, 'DescribeClientQuotas');
+        return call(api, body);
+      case 'alterClientQuotas':
+        a.requireCluster(AclOperation.ALTER_CONFIGS, 'AlterClientQuotas');
+        return call(api, body);
       case 'createAcls':
       case 'deleteAcls':
       case 'alterUserScramCredentials':

@@ -76,6 +76,8 @@ const FORWARDED: ReadonlyMap<number, string> = new Map([
   [ApiKey.ElectLeaders, 'electLeaders'],
   [ApiKey.AlterPartitionReassignments, 'alterReassignments'],
   [ApiKey.ListPartitionReassignments, 'listReassignments'],
+  [ApiKey.DescribeClientQuotas, 'describeClientQuotas'],
+  [ApiKey.AlterClientQuotas, 'alterClientQuotas'],
 ]);
 
 const CONTROLLER_ONLY: ReadonlySet<number> = new Set([

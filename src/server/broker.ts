@@ -41,6 +41,8 @@ import type { SaslSettings } from '../security/sasl/authenticator.js';
 import { SCRAM_MECHANISM_IDS } from '../security/sasl/mechanism.js';
 import type { CredentialLookup } from '../security/sasl/scram-credential.js';
 import type { MetadataImage } from '../metadata/image.js';
+import { ClientQuotas, type ThrottleObserver } from './quotas.js';
+import { DEFAULT_QUOTA_WINDOWS, type QuotaWindowConfig } from '../security/quota-manager.js';
 
 /** Sends an ISR change to the controller; an accepted one is counted as a shrink or expand. */
 async function alterPartition(opts: BrokerOptions, req: AlterPartitionCall): Promise<AlterPartitionAnswer> {
@@ -77,6 +79,8 @@ export interface BrokerSettings {
   readonly listenTls?: boolean;
   /** SASL settings of both listeners (sasl-config.ts); absent: the defaults (authentication optional on the WebSocket listener). */
   readonly sasl?: SaslConfig;
+  /** quota.window.num / quota.window.size.seconds (default 11 × 1 s, as in Kafka). */
+  readonly quotaWindows?: QuotaWindowConfig;
 }
 
 /** SCRAM credentials as the mechanisms want them, read from the current metadata image. */
@@ -124,6 +128,8 @@ export interface BrokerOptions {
 export interface BrokerInstrumentation {
   wrapHandler(handler: RequestHandler): RequestHandler;
   onIsrChange(oldSize: number, newSize: number): void;
+  /** A client quota throttled a request (quotas.ts). */
+  onThrottle?: ThrottleObserver;
 }
 
 export interface Broker {
@@ -179,7 +185,12 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     groups,
     ...(opts.authorizer ? { authorizer: authorizerOver(opts.authorizer, () => opts.metadata.image) } : {}),
   };
-  const api = createBrokerApi(apiDeps);
+  const quotas = new ClientQuotas(SystemClock, s.quotaWindows ?? DEFAULT_QUOTA_WINDOWS, opts.instrument?.onThrottle);
+  quotas.applyImage(opts.metadata.image);
+  const unsubscribeQuotas = opts.metadata.subscribe((image, changes) => {
+    if (changes === null || changes.clientQuotas) quotas.applyImage(image);
+  });
+  const api = quotas.wrapHandler(createBrokerApi(apiDeps));
   const handler = opts.instrument ? opts.instrument.wrapHandler(api) : api;
   const listenerTls = s.listenTls ? s.tls : undefined;
   const listener = new WsServer(handler, log.child({ component: 'listener' }), s.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, brokerResponseEncoder, listenerTls, (conn, protocols) => {
@@ -192,7 +203,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const kafkaGate = gates.kafka;
   const kafkaListener = s.kafkaListen
     ? new KafkaServer(
-      createKafkaFrameHandler({ ...apiDeps, sasl: kafkaGate, autoCreateTopics: s.autoCreateTopics ?? true }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS,
+      createKafkaFrameHandler({ ...apiDeps, sasl: kafkaGate, autoCreateTopics: s.autoCreateTopics ?? true, quotas }, kafkaLog), kafkaLog, s.kafkaLimits ?? DEFAULT_KAFKA_LIMITS,
       kafkaTls, kafkaGate ? (conn) => kafkaGate.open(conn) : undefined,
     )
     : null;
@@ -242,6 +253,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
       else lc.stop();
       stopped = true;
       unsubscribe();
+      unsubscribeQuotas();
       groups.stop();
       await replicas.stop();
       await listener.close();

@@ -60,6 +60,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['sasl.oauthbearer.expected.issuer', { flag: 'saslOauthbearerExpectedIssuer', numeric: false }],
   ['sasl.oauthbearer.clock.skew.seconds', { flag: 'saslOauthbearerClockSkewSeconds', numeric: true }],
   ['sasl.oauthbearer.sub.claim.name', { flag: 'saslOauthbearerSubClaimName', numeric: false }],
+  ['quota.window.num', { flag: 'quotaWindowNum', numeric: true }],
+  ['quota.window.size.seconds', { flag: 'quotaWindowSizeSeconds', numeric: true }],
 ]);
 
 /** Boolean keys → their flags. */

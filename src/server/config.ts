@@ -52,6 +52,8 @@ export interface BrokerConfig {
   readonly autoCreateTopics: boolean;
   /** SASL on the Kafka listener (SASL_*) and the WebSocket listener (sasl-config.ts). */
   readonly sasl: SaslConfig;
+  /** quota.window.num × quota.window.size.seconds: the windows client quota rates are measured over (docs/security.md). */
+  readonly quotaWindows: { readonly windowNum: number; readonly windowSizeMs: number };
 }
 
 export interface HostPort {
@@ -124,6 +126,8 @@ export interface ServerFlags extends TlsFlags, SaslFlags {
   readonly kafkaListen?: string;
   readonly kafkaAdvertisedListen?: string;
   readonly autoCreateTopicsEnable?: boolean;
+  readonly quotaWindowNum?: number;
+  readonly quotaWindowSizeSeconds?: number;
   /** Broker-level log keys from a config file (log.segment.bytes, log.retention.ms, ...), as a JSON object text. */
   readonly logConfig?: string;
   /** Cluster-wide keys from a config file (num.partitions, ...), as a JSON object text. */
@@ -295,10 +299,15 @@ function brokerConfigFrom(flags: ServerFlags): BrokerConfig {
   if (kafkaAdvertised && (kafkaAdvertised.host === '0.0.0.0' || kafkaAdvertised.host === '::' || kafkaAdvertised.port === 0)) {
     throw invalid('--kafka-advertised-listen must be an address clients can dial (no wildcard host, no port 0)');
   }
+  const windowNum = flags.quotaWindowNum ?? 11;
+  const windowSeconds = flags.quotaWindowSizeSeconds ?? 1;
+  if (!(Number.isSafeInteger(windowNum) && windowNum >= 1)) throw invalid('--quota-window-num (quota.window.num) must be a positive integer');
+  if (!(Number.isSafeInteger(windowSeconds) && windowSeconds >= 1)) throw invalid('--quota-window-size-seconds (quota.window.size.seconds) must be a positive integer');
   return {
     listen: parseListenUrl(flags.listen), advertisedUrl, replicaLagTimeMaxMs: lag, durability, logConfig, logManagerConfig,
     kafkaListen, kafkaAdvertised, autoCreateTopics: flags.autoCreateTopicsEnable ?? true,
     sasl: saslConfigFrom(flags),
+    quotaWindows: { windowNum, windowSizeMs: windowSeconds * 1000 },
   };
 }
 

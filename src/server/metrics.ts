@@ -18,7 +18,9 @@
 //
 // Label values are bounded: api names come from the API table (unknown keys
 // are 'unknown'), topics are counted only for partitions the broker served
-// without error (so they exist), groups are the ones this broker coordinates.
+// without error (so they exist), groups are the ones this broker coordinates;
+// client quota throttles are counted per quota, user and client id for the
+// first THROTTLE_SERIES_MAX pairs, the rest under user="(other)".
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiKey } from '../protocol/api-keys.js';
@@ -35,6 +37,8 @@ import type { Broker } from './broker.js';
 import type { CleanerStats } from '../storage/log-cleaner.js';
 
 const PREFIX = 'sluice_';
+/** Distinct (quota, user, client id) series of the throttle counters; client ids are the client's choice. */
+const THROTTLE_SERIES_MAX = 1000;
 
 /** Request latency buckets, seconds: sub-millisecond reads up to long-polling fetches. */
 const REQUEST_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -161,6 +165,9 @@ export class NodeMetrics {
   private readonly isrShrinks: Counter;
   private readonly isrExpands: Counter;
   private readonly commitSeconds: Histogram;
+  private readonly throttleMs: Counter<'quota' | 'user' | 'client_id'>;
+  private readonly throttledRequests: Counter<'quota' | 'user' | 'client_id'>;
+  private readonly throttleSeries = new Set<string>();
   private sources: MetricsSources | undefined;
 
   constructor(opts: { readonly defaultMetrics?: boolean } = {}) {
@@ -188,8 +195,30 @@ export class NodeMetrics {
       name: `${PREFIX}raft_commit_latency_seconds`, help: 'Metadata log proposals from propose() to applied on this node (active controller)',
       buckets: COMMIT_SECONDS_BUCKETS, registers,
     });
+    this.throttleMs = new Counter({
+      name: `${PREFIX}client_quota_throttle_time_ms_total`, help: 'Throttle time handed out by client quotas (throttle_time_ms), by quota (produce, fetch, request), user and client id',
+      labelNames: ['quota', 'user', 'client_id'], registers,
+    });
+    this.throttledRequests = new Counter({
+      name: `${PREFIX}client_quota_throttled_requests_total`, help: 'Requests a client quota throttled, by quota, user and client id',
+      labelNames: ['quota', 'user', 'client_id'], registers,
+    });
     this.defineScrapeGauges(registers);
   }
+
+  /** A client quota throttled a request for `ms` (the metric entity: '' for a part the quota does not name). */
+  readonly onThrottle = (quota: string, user: string, clientId: string, ms: number): void => {
+    const key = JSON.stringify([quota, user, clientId]);
+    if (!this.throttleSeries.has(key) && this.throttleSeries.size >= THROTTLE_SERIES_MAX) {
+      user = '(other)';
+      clientId = '(other)';
+    } else {
+      this.throttleSeries.add(key);
+    }
+    const labels = { quota, user, client_id: clientId };
+    this.throttleMs.inc(labels, ms);
+    this.throttledRequests.inc(labels);
+  };
 
   /** Sets what the scrape-time gauges read; until then they report nothing. */
   attach(sources: MetricsSources): void {

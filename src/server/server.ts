@@ -13,6 +13,7 @@
 // while the controller still runs), then Raft leadership is handed off when
 // this node leads, then the transport and the disk close, then the lock goes.
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../util/logger.js';
 import { SeededRng } from '../util/rng.js';
@@ -153,6 +154,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
           autoCreateTopics: cfg.broker.autoCreateTopics,
           ...(tls ? { tls, listenTls: cfg.broker.listen.url.startsWith('wss:') } : {}),
           sasl: cfg.broker.sasl,
+          quotaWindows: cfg.broker.quotaWindows,
         },
         controllerId: () => node.status().leader,
         control: (api, body) => control.controller(api, body),

@@ -5,6 +5,7 @@
 // Validation reads headers only and never changes the buffer, so a rejected
 // append leaves both the log and the caller's bytes untouched.
 
+import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { Errors, SluiceError } from '../util/errors.js';
 import {
   BASE_OFFSET_OFFSET,
@@ -35,13 +36,15 @@ export interface IncomingBatch extends AppendBatch {
  * empty buffer, a torn or malformed batch, a CRC mismatch, or (leader appends,
  * whose offsets the log assigns) a record count that disagrees with
  * lastOffsetDelta; INVALID_TIMESTAMP for a timestamp a number cannot hold
- * exactly (outside [-1, 2^53)).
+ * exactly (outside [-1, 2^53)). `crcChecked` says the caller verified every
+ * batch's CRC on these very bytes (the produce path's checkRecordBatches), so
+ * a leader append computes it once, not twice.
  */
-export function validateAppend(buf: Buffer, asLeader: boolean, config: Readonly<LogConfig>): IncomingBatch[] {
+export function validateAppend(buf: Buffer, asLeader: boolean, config: Readonly<LogConfig>, crcChecked = false): IncomingBatch[] {
   if (buf.length === 0) throw new SluiceError(Errors.CORRUPT_MESSAGE, 'no record batch in the append');
   const out: IncomingBatch[] = [];
   for (let pos = 0; pos < buf.length;) {
-    const batch = validateOne(buf, pos, asLeader, config);
+    const batch = validateOne(buf, pos, asLeader, config, crcChecked);
     out.push(batch);
     pos += batch.sizeBytes;
   }
@@ -52,7 +55,7 @@ export function validateAppend(buf: Buffer, asLeader: boolean, config: Readonly<
   return out;
 }
 
-function validateOne(buf: Buffer, pos: number, asLeader: boolean, config: Readonly<LogConfig>): IncomingBatch {
+function validateOne(buf: Buffer, pos: number, asLeader: boolean, config: Readonly<LogConfig>, crcChecked: boolean): IncomingBatch {
   if (buf.length - pos < LOG_OVERHEAD_BYTES) throw new SluiceError(Errors.CORRUPT_MESSAGE, 'truncated batch header', { position: pos });
   // Size before CRC, as Kafka: an oversized batch is refused without reading it all.
   const size = batchSizeAt(buf, pos);
@@ -60,7 +63,7 @@ function validateOne(buf: Buffer, pos: number, asLeader: boolean, config: Readon
     throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `batch of ${size} bytes exceeds max.message.bytes ${config.maxMessageBytes}`,
       { sizeBytes: size, maxMessageBytes: config.maxMessageBytes });
   }
-  const problem = batchProblem(buf, pos, buf.length);
+  const problem = batchProblem(buf, pos, buf.length, !crcChecked);
   if (problem !== null) throw new SluiceError(Errors.CORRUPT_MESSAGE, problem, { position: pos });
   const recordCount = recordCountOf(buf, pos);
   const lastOffsetDelta = lastOffsetDeltaOf(buf, pos);

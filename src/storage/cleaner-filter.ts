@@ -31,6 +31,7 @@ import {
 } from '../record/batch-header.js';
 import { encodeRecordBatch, type DecodedBatch, type RecordInput } from '../record/record-batch.js';
 import { hashKey } from './offset-map.js';
+import { asBuffer } from '../util/node-bytes.js';
 
 export interface OffsetLookup {
   /** The last offset below the cleaning end for this key hash, or -1. */
@@ -92,5 +93,5 @@ export function filterBatch(batch: DecodedBatch, original: Buffer, ctx: FilterCo
     isTransactional: (h.attributes & TRANSACTIONAL_FLAG_MASK) !== 0,
     timestampType: (h.attributes & TIMESTAMP_TYPE_MASK) !== 0 ? 'logAppend' : 'create',
   });
-  return { kind: 'rewrite', bytes, records: kept.length, tombstones, removed };
+  return { kind: 'rewrite', bytes: asBuffer(bytes), records: kept.length, tombstones, removed };
 }

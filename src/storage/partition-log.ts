@@ -269,11 +269,12 @@ export class PartitionLog {
   /**
    * Leader append: validates every batch in `batches` (size, structure, CRC,
    * record count), then stamps consecutive offsets from the LEO and
-   * `leaderEpoch` into the headers in place and writes them. Throws
+   * `leaderEpoch` into the headers in place and writes them (`crcChecked`:
+   * the caller already verified these bytes' CRCs). Throws
    * MESSAGE_TOO_LARGE, CORRUPT_MESSAGE or FENCED_LEADER_EPOCH without touching
    * the log.
    */
-  append(batches: Buffer, opts: { leaderEpoch: number }): AppendInfo {
+  append(batches: Buffer, opts: { leaderEpoch: number; crcChecked?: boolean }): AppendInfo {
     this.ensureOpen();
     const epoch = opts.leaderEpoch;
     assert(Number.isInteger(epoch) && epoch >= 0 && epoch <= INT32_MAX, 'append: leader epoch must be an int32 >= 0');
@@ -281,7 +282,7 @@ export class PartitionLog {
       throw new SluiceError(Errors.FENCED_LEADER_EPOCH, `append with leader epoch ${epoch} below the log's ${this.epochCache.latestEpoch()}`,
         { leaderEpoch: epoch, latestEpoch: this.epochCache.latestEpoch() });
     }
-    const incoming = validateAppend(batches, true, this.config);
+    const incoming = validateAppend(batches, true, this.config, opts.crcChecked === true);
     let next = this._logEndOffset;
     for (const b of incoming) {
       stampBatch(batches, b.offsetInBuffer, next, epoch);

@@ -9,9 +9,10 @@ import { expect } from 'chai';
 import { PartitionLog } from '../../src/storage/partition-log.js';
 import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { replicaDigest } from './final.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 function batch(values: readonly string[]): Buffer {
-  return encodeRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v), timestamp: 1_700_000_000_000 })) });
+  return asBuffer(encodeRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v), timestamp: 1_700_000_000_000 })) }));
 }
 
 /** A replica log holding `values` as batches of two records, appended in leader epoch 3. */

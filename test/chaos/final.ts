@@ -30,6 +30,7 @@ import { waitFor } from '../integration/harness.js';
 import type { ChaosCluster } from './cluster.js';
 import type { FinalPartition, FinalState, StoredRecord } from './history.js';
 import { REPLICATION_FACTOR, type TopicPartition } from './workload.js';
+import { utf8Decode } from '../../src/util/bytes.js';
 
 export interface SettleOptions {
   /** Bound on steps 1–2. */
@@ -224,7 +225,7 @@ export function compactedReplicaDigest(dir: string, hw: number): string | null {
       const r = log.read(offset, READ_BYTES_MAX, { maxOffset: end });
       if (r.records.length === 0) break;
       for (const b of decodeRecordBatches(r.records)) {
-        for (const rec of b.records) if (rec.key !== null) last.set(rec.key.toString('utf8'), rec.value?.toString('utf8') ?? '');
+        for (const rec of b.records) if (rec.key !== null) last.set(utf8Decode(rec.key), rec.value === null ? '' : utf8Decode(rec.value));
       }
       offset = r.nextOffset;
     }

@@ -18,9 +18,10 @@ import { waitFor } from '../integration/harness.js';
 import {
   Collector, GROUP_TIMEOUTS, makeTopic, newClient, produceTo, startConsumerCluster, WAIT_MS, type ConsumerCluster,
 } from '../integration/consumer-kit.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 function batch(baseOffset: number, values: string[], isControl = false): Buffer {
-  return encodeRecordBatch({ baseOffset, isControl, records: values.map((v, i) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: 1_000 + i })) });
+  return asBuffer(encodeRecordBatch({ baseOffset, isControl, records: values.map((v, i) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: 1_000 + i })) }));
 }
 
 describe('consumer', () => {

@@ -5,6 +5,7 @@
 // a leader change, dropped answers, in-order resends after OUT_OF_ORDER,
 // epoch renewal after a hole, compression, timeouts and close. Real-cluster
 // behaviour is in test/integration/producer.test.ts.
+import '../../src/node.js'; // Node runtime: native CRC32C and every codec
 import { expect } from 'chai';
 import { Client } from '../../src/client/client.js';
 import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';

@@ -1,12 +1,15 @@
+import '../../src/node.js'; // Node runtime: native CRC32C and every codec
 import { expect } from 'chai';
 import { CompressionType, stampBatch } from '../../src/record/batch-header.js';
 import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { decodeFetchedRecords, encodeMessages, type ConsumedRecord } from '../../src/client/records.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
+import { utf8Decode } from '../../src/util/bytes.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 const T0 = 1_700_000_000_000;
 
-const text = (b: Buffer | null) => (b === null ? null : b.toString('utf8'));
+const text = (b: Uint8Array | null) => (b === null ? null : utf8Decode(b));
 const simple = (r: ConsumedRecord) => ({
   offset: r.offset, timestamp: r.timestamp, key: text(r.key), value: text(r.value),
   headers: r.headers.map((h) => [h.key, text(h.value)]),
@@ -14,7 +17,7 @@ const simple = (r: ConsumedRecord) => ({
 
 /** A batch as a leader would store it: encoded, then stamped with its base offset. */
 function stored(values: string[], baseOffset: number): Buffer {
-  const batch = encodeMessages(values.map((value) => ({ value })), { timestampMs: T0 });
+  const batch = asBuffer(encodeMessages(values.map((value) => ({ value })), { timestampMs: T0 }));
   stampBatch(batch, 0, baseOffset, 1);
   return batch;
 }

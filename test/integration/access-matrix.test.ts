@@ -47,7 +47,7 @@ type Outcome = number;
 
 const PASSWORDS: Record<string, string> = { admin: 'admin-secret', alice: 'alice-secret', bob: 'bob-secret' };
 const TOPIC_NAME = 't-data';
-const batch = (v: string): Buffer => encodeRecordBatch({ records: [{ value: Buffer.from(v), timestamp: Date.now() }] });
+const batch = (v: string): Buffer => Buffer.from(encodeRecordBatch({ records: [{ value: Buffer.from(v), timestamp: Date.now() }] }));
 const first = (x: unknown): Struct => (x as Struct[])[0]!;
 
 // ---- the token issuer the node trusts (its JWKS file)

@@ -32,7 +32,7 @@ import { Errors, SluiceError } from '../../src/util/errors.js';
 
 const E = { TOPIC: Errors.TOPIC_AUTHORIZATION_FAILED.code, GROUP: Errors.GROUP_AUTHORIZATION_FAILED.code, CLUSTER: Errors.CLUSTER_AUTHORIZATION_FAILED.code };
 const WAIT = { timeoutMs: 20_000, intervalMs: 100 };
-const batch = (...values: string[]): Buffer => encodeRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v), timestamp: Date.now() })) });
+const batch = (...values: string[]): Buffer => Buffer.from(encodeRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v), timestamp: Date.now() })) }));
 const first = (x: unknown): Struct => (x as Struct[])[0]!;
 
 const kafkaAcl = (over: Struct): Struct => ({

@@ -21,6 +21,7 @@ import { encodeMessages } from '../../src/client/records.js';
 import { LATEST_TIMESTAMP } from '../../src/protocol/apis/offsets.js';
 import { Errors } from '../../src/util/errors.js';
 import { ATTRIBUTES_OFFSET, CRC_OFFSET, MAX_TIMESTAMP_OFFSET, RECORD_BATCH_HEADER_BYTES, computeBatchCrc } from '../../src/record/batch-header.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 const TOPIC = 'bad-input';
 const SMALL = 'small-batches';
@@ -128,7 +129,7 @@ describe('bad input on a live 3-node cluster', function () {
     const plain = new Packr({ useRecords: false });
     const frames: Array<[string, Buffer]> = [
       ['not msgpack', Buffer.from([0xc1, 0x00, 0xff])],
-      ['truncated msgpack', encodeRequest({ apiKey: ApiKey.Metadata, apiVersion: 0, correlationId: 1, clientId: null, body: { topics: null } }).subarray(0, 6)],
+      ['truncated msgpack', asBuffer(encodeRequest({ apiKey: ApiKey.Metadata, apiVersion: 0, correlationId: 1, clientId: null, body: { topics: null } })).subarray(0, 6)],
       ['a map, not an envelope', plain.pack({ apiKey: 3 })],
       ['an envelope of 4 elements', plain.pack([3, 0, 1, null])],
       ['a negative api key', plain.pack([-3, 0, 1, null, {}])],
@@ -289,7 +290,7 @@ describe('bad input on a live 3-node cluster', function () {
     const topic = 'huge-timestamp';
     const [p] = await createTopic(bootstrap, topic, 1, 3);
     const leader = await conns.get(urls.get(p!.leader)!);
-    const bad = encodeMessages([{ value: 'from the far future' }], { timestampMs: TIMESTAMP_MS });
+    const bad = asBuffer(encodeMessages([{ value: 'from the far future' }], { timestampMs: TIMESTAMP_MS }));
     bad.writeBigInt64BE(2n ** 60n, MAX_TIMESTAMP_OFFSET);
     bad.writeUInt32BE(computeBatchCrc(bad, 0), CRC_OFFSET);
     const refused = await leader.produce({ acks: -1, timeoutMs: 5000, topics: [{ name: topic, partitions: [{ partition: 0, records: bad }] }] });

@@ -36,6 +36,7 @@ import {
   RECORD_BATCH_HEADER_BYTES, RECORD_COUNT_OFFSET, computeBatchCrc,
 } from '../../src/record/batch-header.js';
 import type { SeededRng } from '../../src/util/rng.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 export interface FuzzTopic {
   readonly name: string;
@@ -211,12 +212,12 @@ export class FrameGenerator {
     const apiVersion = this.rng.chance(0.7) ? 0 : this.pick([1, 2, 7, 0x7fff, this.rng.int(0x8000)]);
     const body = this.randomMap(3);
     const clientId = this.rng.chance(0.8) ? 'fuzz' : null;
-    return { recipe: `envelope api ${apiKey} v${apiVersion} with a random body`, data: encodeRequest({ apiKey, apiVersion, correlationId: this.correlationId(), clientId, body }) };
+    return { recipe: `envelope api ${apiKey} v${apiVersion} with a random body`, data: asBuffer(encodeRequest({ apiKey, apiVersion, correlationId: this.correlationId(), clientId, body })) };
   }
 
   private validRequest(): { recipe: string; data: Buffer } {
     const { apiKey, body } = this.requestBody();
-    return { recipe: `valid ${ApiKey[apiKey]}`, data: encodeRequest({ apiKey, apiVersion: 0, correlationId: this.correlationId(), clientId: 'fuzz', body }) };
+    return { recipe: `valid ${ApiKey[apiKey]}`, data: asBuffer(encodeRequest({ apiKey, apiVersion: 0, correlationId: this.correlationId(), clientId: 'fuzz', body })) };
   }
 
   private mutatedRequest(): { recipe: string; data: Buffer } {
@@ -254,7 +255,7 @@ export class FrameGenerator {
     const body = { acks, timeoutMs: this.pick([0, 1000, 5000]), topics: [{ name: t.name, partitions }] };
     return {
       recipe: `produce acks=${acks} with batches: ${steps.join(', ')}`,
-      data: encodeRequest({ apiKey: ApiKey.Produce, apiVersion: 0, correlationId: this.correlationId(), clientId: 'fuzz', body }),
+      data: asBuffer(encodeRequest({ apiKey: ApiKey.Produce, apiVersion: 0, correlationId: this.correlationId(), clientId: 'fuzz', body })),
     };
   }
 

@@ -14,6 +14,7 @@ import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from './harness.js';
 import { DataClient, startDataCluster } from './data-client.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 // Short enough for quick failovers, long enough that a controller election under a loaded
 // 2-core test run does not fence every broker before heartbeats find the new controller.
@@ -21,10 +22,10 @@ const SESSION_MS = 6000;
 
 function idem(pid: number, epoch: number, seq: number, ...values: string[]): Buffer {
   const now = Date.now();
-  return encodeRecordBatch({
+  return asBuffer(encodeRecordBatch({
     records: values.map((v) => ({ value: Buffer.from(v), timestamp: now })),
     producerId: BigInt(pid), producerEpoch: epoch, baseSequence: seq,
-  });
+  }));
 }
 
 describe('idempotent producer on a real 3-node cluster', function () {
@@ -128,5 +129,5 @@ describe('idempotent producer on a real 3-node cluster', function () {
 });
 
 function batchWithoutProducer(value: string): Buffer {
-  return encodeRecordBatch({ records: [{ value: Buffer.from(value), timestamp: Date.now() }] });
+  return asBuffer(encodeRecordBatch({ records: [{ value: Buffer.from(value), timestamp: Date.now() }] }));
 }

@@ -26,15 +26,16 @@ import { CompressionType, COMPRESSION_CODEC_MASK, batchSizeAt } from '../../src/
 import { decodeRecordBatches, encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors } from '../../src/util/errors.js';
 import { ApiKey } from '../../src/protocol/api-keys.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 const CODECS = [['none', CompressionType.None], ['gzip', CompressionType.Gzip], ['snappy', CompressionType.Snappy], ['lz4', CompressionType.Lz4], ['zstd', CompressionType.Zstd]] as const;
 const TS = 1_700_000_000_000;
 
-const batchOf = (values: readonly string[], opts: { compression?: CompressionType; producerId?: bigint; baseSequence?: number; t0?: number } = {}): Buffer => encodeRecordBatch({
+const batchOf = (values: readonly string[], opts: { compression?: CompressionType; producerId?: bigint; baseSequence?: number; t0?: number } = {}): Buffer => asBuffer(encodeRecordBatch({
   records: values.map((v, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(v), timestamp: (opts.t0 ?? TS) + i })),
   compression: opts.compression,
   ...(opts.producerId !== undefined ? { producerId: opts.producerId, producerEpoch: 0, baseSequence: opts.baseSequence ?? 0 } : {}),
-});
+}));
 
 const first = (x: unknown): Struct => (x as Struct[])[0]!;
 const onlyPartition = (res: Struct, topics = 'responses', parts = 'partitionResponses'): Struct => first(first(res[topics])[parts]);

@@ -41,7 +41,7 @@ const MUTATED_PATIENCE_MS = 500;
 const RSS_BYTES_MAX = 1024 * 1024 * 1024;
 
 /** Kafka API keys never fuzzed: their effects are destructive by design. */
-const DESTRUCTIVE = new Set([19, 20, 21, 33, 37, 42, 43, 44, 45, 47]);
+const DESTRUCTIVE = new Set([19, 20, 21, 33, 37, 42, 43, 44, 45, 47, 49]);
 const KNOWN = 'kfuzz-known';
 const NAMES = [KNOWN, 'kfuzz-target', 'kfuzz-group', '__consumer_offsets', ''];
 

@@ -1,3 +1,4 @@
+import '../../src/node.js'; // Node runtime: native CRC32C and every codec
 import { expect } from 'chai';
 import {
   ATTRIBUTES_OFFSET, BASE_OFFSET_OFFSET, BASE_SEQUENCE_OFFSET, BASE_TIMESTAMP_OFFSET, BATCH_LENGTH_OFFSET, CRC_OFFSET,
@@ -12,11 +13,12 @@ import { AssertionError } from '../../src/util/assert.js';
 import { crc32c } from '../../src/util/crc32c.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
 import { loadHexFixture } from './fixtures/load.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
-const sample = (): Buffer => encodeRecordBatch({
+const sample = (): Buffer => asBuffer(encodeRecordBatch({
   baseOffset: 40, partitionLeaderEpoch: 2, compression: CompressionType.Gzip,
   records: [{ value: Buffer.from('a'), timestamp: 1000 }, { value: Buffer.from('b'), timestamp: 1500 }, { value: null, timestamp: 1200 }],
-});
+}));
 
 /** Rewrites a header field and fixes the CRC, so only the field itself is wrong. */
 function withField(write: (buf: Buffer) => void): Buffer {

@@ -18,6 +18,7 @@ import { ApiKey } from '../../src/protocol/api-keys.js';
 import { Errors } from '../../src/util/errors.js';
 import { readAllBytes } from '../storage/log-test-helpers.js';
 import { batchOf, TestCluster, valuesIn, waitFor } from './replica-harness.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 const T = 'events';
 const TID = 'tid-events';
@@ -26,10 +27,10 @@ const PID = 4242;
 /** A batch of producer `pid` at `epoch` whose first record has sequence `seq`. */
 function idem(pid: number, epoch: number, seq: number, ...values: string[]): Buffer {
   const now = Date.now();
-  return encodeRecordBatch({
+  return asBuffer(encodeRecordBatch({
     records: values.map((v) => ({ value: Buffer.from(v), timestamp: now })),
     producerId: BigInt(pid), producerEpoch: epoch, baseSequence: seq,
-  });
+  }));
 }
 
 describe('replication: idempotent producer state on brokers (in-process)', function () {

@@ -28,6 +28,7 @@ import { BROKER_ENDPOINT } from '../../src/replication/replica-fetcher.js';
 import { SystemClock } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { createLogger, silentLogger, type LogLevel, type Logger } from '../../src/util/logger.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 /** SLUICE_TEST_LOG=debug shows the brokers' logs when a test needs explaining. */
 const logger: Logger = process.env.SLUICE_TEST_LOG ? createLogger({ level: process.env.SLUICE_TEST_LOG as LogLevel }) : silentLogger;
@@ -58,7 +59,7 @@ export async function within<T>(what: string, p: Promise<T>, timeoutMs = 15_000)
 /** One record batch of string values, stamped now (old timestamps would make segments roll by age). */
 export function batchOf(...values: string[]): Buffer {
   const now = Date.now();
-  return encodeRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v), timestamp: now })) });
+  return asBuffer(encodeRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v), timestamp: now })) }));
 }
 
 /** The values of every record in fetched bytes, from `fromOffset` on. */

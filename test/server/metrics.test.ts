@@ -16,11 +16,12 @@ import { SluiceError, Errors } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { parsePrometheusText, sampleValue } from './prom-text.js';
 import { anonymousSession } from '../../src/security/principal.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 const conn: ConnectionInfo = { id: 1, remoteAddress: '127.0.0.1', closed: false, security: anonymousSession() };
 
 function batch(n: number): Buffer {
-  return encodeRecordBatch({ records: Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`v${i}`) })) });
+  return asBuffer(encodeRecordBatch({ records: Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`v${i}`) })) }));
 }
 
 function envelope(apiKey: number, body: unknown): RequestEnvelope {

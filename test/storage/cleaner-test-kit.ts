@@ -11,6 +11,7 @@ import type { PartitionLog } from '../../src/storage/partition-log.js';
 import type { SwapHook } from '../../src/storage/segment-swap.js';
 import { ManualScheduler } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 export const TOPIC = 'table';
 
@@ -27,11 +28,11 @@ export interface KeyedWrite {
 }
 
 export function keyedBatch(writes: readonly KeyedWrite[], opts: { gzip?: boolean; producerId?: bigint; timestamp?: number } = {}): Buffer {
-  return encodeRecordBatch({
+  return asBuffer(encodeRecordBatch({
     records: writes.map((w) => ({ key: Buffer.from(w.key), value: w.value === null ? null : Buffer.from(w.value), timestamp: opts.timestamp ?? 1_000 })),
     ...(opts.gzip === true ? { compression: CompressionType.Gzip } : {}),
     ...(opts.producerId !== undefined ? { producerId: opts.producerId, producerEpoch: 0, baseSequence: 0 } : {}),
-  });
+  }));
 }
 
 export interface LogContents {

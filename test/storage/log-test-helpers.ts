@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { batchSizeAt, baseOffsetOf, lastOffsetOf, leaderEpochOf, maxTimestampOf } from '../../src/record/batch-header.js';
 import type { PartitionLog } from '../../src/storage/partition-log.js';
 import { encodeRecordBatch } from '../../src/record/record-batch.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 export function tempDir(prefix = 'sluice-log-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -29,9 +30,9 @@ export interface BatchSpec {
 export function makeBatch(spec: BatchSpec = {}): Buffer {
   const n = spec.records ?? 1;
   const value = Buffer.alloc(spec.valueBytes ?? 10, spec.fill ?? 7);
-  return encodeRecordBatch({
+  return asBuffer(encodeRecordBatch({
     records: Array.from({ length: n }, () => ({ value, timestamp: spec.timestamp ?? 1_000 })),
-  });
+  }));
 }
 
 export interface BatchFacts {

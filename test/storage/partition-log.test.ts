@@ -9,6 +9,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import type { LogConfig } from '../../src/storage/log-config.js';
 import { appendMany, batchesIn, makeBatch, readAllBytes, removeDir, tempDir } from './log-test-helpers.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 function expectSluice(fn: () => unknown, info: ErrorInfo): SluiceError {
   let caught: unknown;
@@ -54,6 +55,16 @@ describe('PartitionLog', () => {
       const info = log.append(Buffer.concat([makeBatch({ records: 2 }), makeBatch({ records: 4 })]), { leaderEpoch: 0 });
       expect(info).to.deep.include({ baseOffset: 0, lastOffset: 5, batchCount: 2, recordCount: 6 });
       expect(batchesIn(log.read(0, 1 << 20).records).map((b) => [b.baseOffset, b.lastOffset])).to.deep.equal([[0, 1], [2, 5]]);
+      log.close();
+    });
+
+    it('with crcChecked skips only the CRC (the produce path verified it), still refusing a malformed batch', () => {
+      const log = open();
+      const flipped = makeBatch();
+      flipped[flipped.length - 1]! ^= 0x01; // CRC now wrong, structure intact
+      expectSluice(() => log.append(makeBatch().subarray(0, 40), { leaderEpoch: 0, crcChecked: true }), Errors.CORRUPT_MESSAGE);
+      expectSluice(() => log.append(Buffer.from(flipped), { leaderEpoch: 0 }), Errors.CORRUPT_MESSAGE);
+      expect(log.append(flipped, { leaderEpoch: 0, crcChecked: true }).baseOffset).to.equal(0);
       log.close();
     });
 
@@ -331,11 +342,11 @@ describe('PartitionLog', () => {
       const log = open();
       log.append(makeBatch(), { leaderEpoch: 3 });
       const behind = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 0, partitionLeaderEpoch: 3 });
-      expect(expectSluice(() => log.appendAsFollower(behind), Errors.OFFSET_OUT_OF_RANGE).details).to.deep.include({ logEndOffset: 1, baseOffset: 0 });
+      expect(expectSluice(() => log.appendAsFollower(asBuffer(behind)), Errors.OFFSET_OUT_OF_RANGE).details).to.deep.include({ logEndOffset: 1, baseOffset: 0 });
       const stale = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 1, partitionLeaderEpoch: 2 });
-      expectSluice(() => log.appendAsFollower(stale), Errors.FENCED_LEADER_EPOCH);
+      expectSluice(() => log.appendAsFollower(asBuffer(stale)), Errors.FENCED_LEADER_EPOCH);
       const ok = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 1, partitionLeaderEpoch: 4 });
-      expect(log.appendAsFollower(ok).lastOffset).to.equal(1);
+      expect(log.appendAsFollower(asBuffer(ok)).lastOffset).to.equal(1);
       expect(log.latestEpoch()).to.equal(4);
       log.close();
     });
@@ -344,7 +355,7 @@ describe('PartitionLog', () => {
       const log = open();
       log.append(makeBatch(), { leaderEpoch: 3 });
       const gap = encodeRecordBatch({ records: [{ value: Buffer.from('x') }], baseOffset: 5, partitionLeaderEpoch: 3 });
-      expect(log.appendAsFollower(gap).lastOffset).to.equal(5);
+      expect(log.appendAsFollower(asBuffer(gap)).lastOffset).to.equal(5);
       expect(log.logEndOffset).to.equal(6);
       log.updateHighWatermark(6);
       const r = log.read(2, 1024);

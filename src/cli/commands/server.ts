@@ -57,6 +57,8 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('sasl-oauthbearer-expected-issuer', { type: 'string', describe: 'sasl.oauthbearer.expected.issuer: a token\'s iss must equal it' })
     .option('sasl-oauthbearer-clock-skew-seconds', { type: 'number', describe: 'sasl.oauthbearer.clock.skew.seconds: leeway for exp and nbf (default 30)' })
     .option('sasl-oauthbearer-sub-claim-name', { type: 'string', describe: 'sasl.oauthbearer.sub.claim.name: the claim naming the principal (default sub)' })
+    .option('quota-window-num', { type: 'number', describe: 'quota.window.num: samples client quota rates are measured over (default 11)' })
+    .option('quota-window-size-seconds', { type: 'number', describe: 'quota.window.size.seconds: length of one quota sample (default 1)' })
     .option('metrics-listen', { type: 'string', describe: 'serve Prometheus /metrics, /healthz and /readyz over HTTP at http://host:port (off by default)' })
     .option('cluster-id', { type: 'string', describe: 'cluster id; default: derived from the quorum' })
     .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS as string[] })

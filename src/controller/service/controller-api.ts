@@ -13,6 +13,8 @@ import {
   type CreatableTopic, type ReassignmentItem, type TopicPartition,
 } from '../replication-control.js';
 import { allocateProducerIds, alterConfigs, describeConfigs, type AlterConfigsResource } from '../config-control.js';
+import { alterClientQuotas, describeClientQuotas } from '../quota-control.js';
+import { parseAlterClientQuotasRequest, parseDescribeClientQuotasRequest } from '../../protocol/apis/client-quotas.js';
 import type { QuorumController } from './quorum-controller.js';
 import { describeImage } from './describe.js';
 import { alterUserScramCredentials } from '../scram-control.js';
@@ -125,6 +127,15 @@ export function createControllerApi(controller: QuorumController): (api: string,
       const name = str(b, 'resourceName');
       const configs = await controller.submit((c) => ({ records: [], response: describeConfigs(c.image, resourceType, name) }));
       return configs ? { ...errorFields(null), configs } : errorFields(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`);
+    },
+    alterClientQuotas: async (b) => {
+      const req = parseAlterClientQuotasRequest(b);
+      return { throttleTimeMs: 0, entries: await controller.submit((c) => alterClientQuotas(c, req.entries, req.validateOnly)) };
+    },
+    describeClientQuotas: async (b) => {
+      const req = parseDescribeClientQuotasRequest(b);
+      const res = await controller.submit((c) => ({ records: [], response: describeClientQuotas(c.image, req.components, req.strict) }));
+      return { throttleTimeMs: 0, ...res };
     },
     allocateProducerIds: async (b) => {
       const brokerId = int(b, 'brokerId');

@@ -11,11 +11,14 @@ import type { RequestHeader } from '../../protocol/kafka/header.js';
 import type { ConnectionInfo } from '../../net/server-connection.js';
 import type { BrokerApiDeps } from '../broker-api.js';
 import type { RequestAccess } from '../access-control.js';
+import type { ClientQuotas } from '../quotas.js';
 
 /** What a Kafka request handler may use: the broker's operations and the listener's view of the cluster. */
 export interface KafkaDeps extends BrokerApiDeps {
   /** auto.create.topics.enable: Metadata creates missing topics a client asks for with allowAutoTopicCreation. */
   readonly autoCreateTopics: boolean;
+  /** Client quotas (quotas.ts); absent, nothing is throttled. */
+  readonly quotas?: ClientQuotas;
 }
 
 export interface KafkaRequestContext {

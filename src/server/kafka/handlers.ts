@@ -34,6 +34,7 @@ import { initProducerIdHandler } from './init-producer-id.js';
 import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './acls.js';
 import { saslAuthenticateHandler, saslHandshakeHandler } from './sasl.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram-credentials.js';
+import { alterClientQuotasHandler, describeClientQuotasHandler } from './client-quotas.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -73,6 +74,8 @@ const handlers: KafkaApiHandler[] = [
   saslAuthenticateHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));

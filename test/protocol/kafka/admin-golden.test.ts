@@ -56,6 +56,12 @@ describe('Kafka protocol: admin API golden frames', () => {
       + '00000000' + '000000000000002a' + '0000' + '00' + '00000001' + 'ffffffffffffffff' + '0006' + '00' + '00' + '00');
     // DescribeCluster v1 request: includeClusterAuthorizedOperations, endpointType, empty tags.
     expect(loadGolden('describe-cluster', 1, 'request').toString('hex')).to.equal('010100');
+    // AlterClientQuotas v0 request: entries int32 [entity int32 [entityType, entityName nullable (-1: default)],
+    // ops int32 [key, value float64, remove bool]], validateOnly bool.
+    expect(loadGolden('alter-client-quotas', 0, 'request').toString('hex')).to.equal(
+      '00000001' + '00000001' + '0004' + Buffer.from('user').toString('hex') + 'ffff' + '00000002'
+      + '0012' + Buffer.from('consumer_byte_rate').toString('hex') + '4140000000000000' + '00'
+      + '0012' + Buffer.from('producer_byte_rate').toString('hex') + '0000000000000000' + '01' + '00');
     // DescribeCluster v0 request has no endpointType.
     expect(loadGolden('describe-cluster', 0, 'request').toString('hex')).to.equal('0100');
   });

@@ -21,6 +21,8 @@ import { describeCluster } from '../../../src/protocol/kafka/apis/describe-clust
 import { describeAcls } from '../../../src/protocol/kafka/apis/describe-acls/schema.js';
 import { createAcls } from '../../../src/protocol/kafka/apis/create-acls/schema.js';
 import { deleteAcls } from '../../../src/protocol/kafka/apis/delete-acls/schema.js';
+import { describeClientQuotas } from '../../../src/protocol/kafka/apis/describe-client-quotas/schema.js';
+import { alterClientQuotas } from '../../../src/protocol/kafka/apis/alter-client-quotas/schema.js';
 
 export interface AdminSample {
   readonly dir: string;
@@ -180,5 +182,21 @@ export const ADMIN_SAMPLES: readonly AdminSample[] = [
         matchingAcls: [{ errorCode: 0, errorMessage: null, resourceType: 3, resourceName: 'billing', patternType: 4, principal: 'User:alice', host: '*', operation: 3, permissionType: 3 }],
       }],
     },
+  },
+  {
+    dir: 'describe-client-quotas', spec: describeClientQuotas, versions: range(0, 1),
+    request: { components: [{ entityType: 'user', matchType: 0, match: 'alice' }, { entityType: 'client-id', matchType: 1, match: null }], strict: true },
+    response: {
+      throttleTimeMs: 7, errorCode: 0, errorMessage: null,
+      entries: [{ entity: [{ entityType: 'user', entityName: 'alice' }, { entityType: 'client-id', entityName: null }], values: [{ key: 'producer_byte_rate', value: 1048576 }, { key: 'request_percentage', value: 12.5 }] }],
+    },
+  },
+  {
+    dir: 'alter-client-quotas', spec: alterClientQuotas, versions: range(0, 1),
+    request: {
+      entries: [{ entity: [{ entityType: 'user', entityName: null }], ops: [{ key: 'consumer_byte_rate', value: 2097152, remove: false }, { key: 'producer_byte_rate', value: 0, remove: true }] }],
+      validateOnly: false,
+    },
+    response: { throttleTimeMs: 0, entries: [{ errorCode: 42, errorMessage: 'INVALID_REQUEST: invalid configuration key x', entity: [{ entityType: 'user', entityName: null }] }] },
   },
 ];
