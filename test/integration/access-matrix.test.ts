@@ -288,11 +288,12 @@ describe('access matrix: APIs × identities on both protocols (real node: SASL a
       ],
     });
     cluster.startAll();
-    const client = await waitFor('the node to serve its admin', async () => {
+    const client = await waitFor('an unfenced broker, seen by the admin', async () => {
       const c = new Client({ bootstrap: cluster.brokerUrls, sasl: login('admin')! });
       try {
-        await c.admin().describeCluster();
-        return c;
+        if ((await c.admin().describeCluster()).brokers.some((b) => !b.fenced)) return c;
+        await c.close();
+        return undefined;
       } catch {
         await c.close();
         return undefined;
