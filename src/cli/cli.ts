@@ -9,6 +9,7 @@ import { localCommand } from './commands/local.js';
 import { serverCommand } from './commands/server.js';
 import { topicsCommand } from './commands/topics.js';
 import { configsCommand } from './commands/configs.js';
+import { aclsCommand } from './commands/acls.js';
 import { quotasCommand } from './commands/quotas.js';
 import { clusterCommand } from './commands/cluster.js';
 import { produceCommand } from './commands/produce.js';
@@ -19,7 +20,7 @@ import { benchCommand } from './commands/bench.js';
 import { usersCommand } from './commands/users.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'quotas', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench', 'users'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'quotas', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench', 'users', 'acls'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -37,6 +38,7 @@ export function buildCli(argv: string[]) {
     .command(localCommand)
     .command(topicsCommand)
     .command(configsCommand)
+    .command(aclsCommand)
     .command(quotasCommand)
     .command(clusterCommand)
     .command(produceCommand)

@@ -22,6 +22,7 @@ import { partitionError, sleep, type Client, type PartitionInfo } from './client
 import { GroupAdmin } from './group-admin.js';
 import { describeLogDirs, describeQuorum, electLeaders, type BrokerLogDirs, type ElectionResult, type QuorumDescription } from './cluster-admin.js';
 import { errorFromCode } from './responses.js';
+import { MATCH_ALL_FILTER, type AclBinding, type AclBindingFilter } from '../security/acl.js';
 import { scramSaltedPassword } from './sasl.js';
 
 /** Kafka's SCRAM mechanism ids. */
@@ -267,6 +268,25 @@ export class Admin {
       if (retriable) throw retriable;
     });
     return req.partitions.map((p) => ({ partition: p.partition, lowWatermark: done.get(p.partition)! }));
+  }
+
+  /** Every ACL the filter matches (MATCH_ALL_FILTER: all of them). Needs Describe on the cluster. */
+  async describeAcls(filter: AclBindingFilter = MATCH_ALL_FILTER): Promise<AclBinding[]> {
+    const res = await this.client.retry('describeAcls', async () => (await this.client.anyConnection()).admin(ApiKey.DescribeAcls, { filter }));
+    return res.acls;
+  }
+
+  /** Creates ACLs (an existing one is left as is); throws the first refusal. Needs Alter on the cluster. */
+  async createAcls(creations: readonly AclBinding[]): Promise<void> {
+    const res = await this.forward('createAcls', ApiKey.CreateAcls, { creations: [...creations] });
+    throwFirstItemError('createAcls', res.results, (_r) => ({}));
+  }
+
+  /** Deletes every ACL each filter matches; returns those removed. Needs Alter on the cluster. */
+  async deleteAcls(filters: readonly AclBindingFilter[]): Promise<AclBinding[]> {
+    const res = await this.forward('deleteAcls', ApiKey.DeleteAcls, { filters: [...filters] });
+    throwFirstItemError('deleteAcls', res.results, (_r) => ({}));
+    return res.results.flatMap((r) => r.matchingAcls.map((m) => m.acl));
   }
 
   /**

@@ -19,6 +19,7 @@
 // Portability: this module imports no Node-only module; the WebSocket
 // implementation is injected (node-websocket.ts for Node, the browser's own).
 
+import type { AclBinding, AclBindingFilter } from '../security/acl.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
 import { ApiKey } from '../protocol/api-keys.js';
 import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.js';
@@ -218,6 +219,12 @@ export interface AdminApis {
   [ApiKey.ElectLeaders]: { request: { partitions: TopicPartition[] | null; electionType?: 'preferred' | 'unclean' }; response: { partitions: Array<TopicPartition & ItemError> } };
   /** Checked field by field by its caller (cluster-admin.ts). */
   [ApiKey.DescribeQuorum]: { request: Record<string, never>; response: unknown };
+  [ApiKey.DescribeAcls]: { request: { filter: AclBindingFilter }; response: ItemError & { acls: AclBinding[] } };
+  [ApiKey.CreateAcls]: { request: { creations: AclBinding[] }; response: { results: ItemError[] } };
+  [ApiKey.DeleteAcls]: {
+    request: { filters: AclBindingFilter[] };
+    response: { results: Array<ItemError & { matchingAcls: Array<ItemError & { acl: AclBinding }> }> };
+  };
   [ApiKey.DescribeUserScramCredentials]: {
     request: { users: string[] | null };
     response: { results: Array<{ user: string; errorCode: number; errorMessage: string | null; credentialInfos: Array<{ mechanism: number; iterations: number }> }> };

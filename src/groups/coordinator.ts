@@ -503,3 +503,8 @@ export function appendErrorFor(code: number, tooLarge: ErrorInfo): ErrorInfo {
       return Errors.UNKNOWN_SERVER_ERROR;
   }
 }
+
+/** The coordinator's operations the request layers of both protocols call (access-control.ts guards them). */
+export type GroupOps = Pick<GroupCoordinator,
+  'findCoordinator' | 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'offsetFetch'
+  | 'listGroups' | 'describeGroups' | 'deleteGroups' | 'offsetDelete'>;

@@ -11,7 +11,7 @@ import {
   parseFindCoordinatorRequest, parseGroupsRequest, parseHeartbeatRequest, parseJoinGroupRequest, parseLeaveGroupRequest,
   parseOffsetCommitRequest, parseOffsetDeleteRequest, parseOffsetFetchRequest, parseSyncGroupRequest,
 } from '../protocol/apis/groups.js';
-import type { GroupCoordinator } from './coordinator.js';
+import type { GroupOps as GroupCoordinator } from './coordinator.js';
 
 export const GROUP_APIS: ReadonlySet<number> = new Set([
   ApiKey.FindCoordinator, ApiKey.JoinGroup, ApiKey.SyncGroup, ApiKey.Heartbeat, ApiKey.LeaveGroup,

@@ -39,6 +39,11 @@ const SCHEMAS: Record<MetadataRecordType, Record<string, FieldSpec>> = {
   },
   removeTopic: { topicId: f('string') },
   producerIds: { brokerId: f('int'), brokerEpoch: f('int'), nextProducerId: f('int') },
+  accessControlEntry: {
+    id: f('string'), resourceType: f('int'), resourceName: f('string'), patternType: f('int'), principal: f('string'),
+    host: f('string'), operation: f('int'), permissionType: f('int'),
+  },
+  removeAccessControlEntry: { id: f('string') },
   userScramCredential: {
     name: f('string'), mechanism: f('int'), salt: f('bytes'), storedKey: f('bytes'), serverKey: f('bytes'), iterations: f('int'),
   },

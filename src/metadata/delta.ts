@@ -19,6 +19,7 @@ import {
   type ScramCredentialImage,
   type TopicImage,
 } from './image.js';
+import type { AclBinding } from '../security/acl.js';
 import { entityOfParts, quotaEntityKey } from './quota-defs.js';
 import { NO_LEADER, type BrokerId, type ClientQuotaRecord, type MetadataRecord, type PartitionChangeRecord, type PartitionRecord } from './records.js';
 
@@ -30,6 +31,8 @@ export interface MetadataChanges {
   /** Topic ids removed, with their last image. */
   readonly removedTopics: ReadonlyMap<string, TopicImage>;
   readonly configs: ReadonlySet<string>;
+  /** Whether any ACL was added or removed. */
+  readonly acls: boolean;
   /** Whether any client quota changed. */
   readonly clientQuotas: boolean;
 }
@@ -48,6 +51,8 @@ export class MetadataDelta {
   private readonly topics = new Map<string, MutableTopic | null>();
   private readonly configs = new Map<string, Map<string, string>>();
   private readonly removed = new Map<string, TopicImage>();
+  /** ACL ids added (binding) or removed (null) by this delta. */
+  private readonly acls = new Map<string, AclBinding | null>();
   /** Users whose SCRAM credentials changed: their whole new set (empty: no credentials left). */
   private readonly scram = new Map<string, Map<number, ScramCredentialImage>>();
   /** Changed quota entities: quotaEntityKey → the entity's quotas now (empty: none left). */
@@ -139,6 +144,16 @@ export class MetadataDelta {
         assert(record.nextProducerId >= this.nextProducerId, 'producer id blocks must not go backwards');
         this.nextProducerId = record.nextProducerId;
         return;
+      case 'accessControlEntry': {
+        const { type: _t, v: _v, id, ...binding } = record;
+        assert(!this.acl(id), `duplicate ACL id ${id}`);
+        this.acls.set(id, Object.freeze(binding as AclBinding));
+        return;
+      }
+      case 'removeAccessControlEntry':
+        assert(this.acl(record.id), `remove of unknown ACL id ${record.id}`);
+        this.acls.set(record.id, null);
+        return;
       case 'userScramCredential': {
         const creds = this.scramOf(record.name);
         creds.set(record.mechanism, Object.freeze({ mechanism: record.mechanism, salt: record.salt, storedKey: record.storedKey, serverKey: record.serverKey, iterations: record.iterations }));
@@ -183,6 +198,11 @@ export class MetadataDelta {
     };
     checkPartition(next, record.topicId, record.partition);
     topic.partitions.set(record.partition, Object.freeze(next));
+  }
+
+  private acl(id: string): AclBinding | undefined {
+    if (this.acls.has(id)) return this.acls.get(id) ?? undefined;
+    return this.base.acls.get(id);
   }
 
   private scramOf(name: string): Map<number, ScramCredentialImage> {
@@ -230,6 +250,7 @@ export class MetadataDelta {
       topics: new Set([...this.topics.entries()].filter(([, t]) => t !== null).map(([id]) => id)),
       removedTopics: new Map(this.removed),
       configs: new Set(this.configs.keys()),
+      acls: this.acls.size > 0,
       clientQuotas: this.quotas.size > 0,
     };
   }
@@ -263,6 +284,15 @@ export class MetadataDelta {
       if (entries.size === 0) configs.delete(key);
       else configs.set(key, new Map(entries));
     }
+    let acls = this.base.acls;
+    if (this.acls.size > 0) {
+      const next = new Map(this.base.acls);
+      for (const [id, b] of this.acls) {
+        if (b) next.set(id, b);
+        else next.delete(id);
+      }
+      acls = next;
+    }
     let scram = this.base.scramCredentials;
     if (this.scram.size > 0) {
       const next = new Map(scram);
@@ -277,7 +307,7 @@ export class MetadataDelta {
       if (entry.values.size === 0) quotas.delete(key);
       else quotas.set(key, Object.freeze({ entity: Object.freeze({ ...entry.entity }), values: new Map(entry.values) }));
     }
-    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, quotas);
+    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, quotas, acls);
   }
 }
 

@@ -9,6 +9,8 @@
 
 import type { BrokerId, Endpoint, MetadataRecord, ConfigResourceType, PartitionRecord } from './records.js';
 import { partsOfEntity, type QuotaEntity } from './quota-defs.js';
+import type { AclBinding } from '../security/acl.js';
+import { AclIndex } from '../security/authorizer.js';
 
 export interface BrokerRegistration {
   readonly brokerId: BrokerId;
@@ -46,6 +48,9 @@ export function configKey(type: ConfigResourceType, name: string): string {
   return `${type}:${name}`;
 }
 
+// Before the class: its static EMPTY image is built at class definition.
+const EMPTY_ACLS: ReadonlyMap<string, AclBinding> = new Map();
+const ACL_INDEXES = new WeakMap<ReadonlyMap<string, AclBinding>, AclIndex>();
 /** A user's SCRAM credential for one mechanism, as replayed from UserScramCredentialRecord. */
 export interface ScramCredentialImage {
   /** Kafka's ScramMechanism id (1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512). */
@@ -74,7 +79,16 @@ export class MetadataImage {
     readonly scramCredentials: ReadonlyMap<string, ReadonlyMap<number, ScramCredentialImage>> = new Map(),
     /** quotaEntityKey(entity) → that entity's client quotas. */
     readonly clientQuotas: ReadonlyMap<string, ClientQuotaEntry> = new Map(),
+    /** ACLs by the id the controller gave each (AccessControlEntryRecord). */
+    readonly acls: ReadonlyMap<string, AclBinding> = EMPTY_ACLS,
   ) {}
+
+  /** The ACLs indexed for the authorizer; built once per set of ACLs, shared by images that did not change them. */
+  aclIndex(): AclIndex {
+    let index = ACL_INDEXES.get(this.acls);
+    if (!index) ACL_INDEXES.set(this.acls, index = new AclIndex(this.acls.values()));
+    return index;
+  }
 
   scramCredential(user: string, mechanism: number): ScramCredentialImage | undefined {
     return this.scramCredentials.get(user)?.get(mechanism);
@@ -122,6 +136,7 @@ export class MetadataImage {
         out.push({ type: 'config', v: 1, resourceType, resourceName, name, value });
       }
     }
+    for (const [id, b] of sortedBy([...this.acls.entries()], (x) => x[0])) out.push({ type: 'accessControlEntry', v: 1, id, ...b });
     for (const [name, byMechanism] of sortedBy([...this.scramCredentials.entries()], (x) => x[0])) {
       for (const [mechanism, c] of sortedBy([...byMechanism.entries()], (x) => x[0])) {
         out.push({ type: 'userScramCredential', v: 1, name, mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations });
@@ -138,6 +153,7 @@ export class MetadataImage {
 }
 
 const EMPTY_CONFIG: ReadonlyMap<string, string> = new Map();
+
 
 function sortedBy<T>(items: T[], key: (x: T) => number | string): T[] {
   return items.sort((a, b) => {

@@ -123,6 +123,30 @@ export interface ProducerIdsRecord {
 }
 
 /**
+ * One ACL (Kafka's AccessControlEntryRecord): a binding with the id the
+ * controller gave it. Codes are Kafka's (src/security/acl.ts).
+ */
+export interface AccessControlEntryRecord {
+  readonly type: 'accessControlEntry';
+  readonly v: 1;
+  readonly id: string;
+  readonly resourceType: number;
+  readonly resourceName: string;
+  readonly patternType: number;
+  readonly principal: string;
+  readonly host: string;
+  readonly operation: number;
+  readonly permissionType: number;
+}
+
+/** Removes the ACL with this id (Kafka's RemoveAccessControlEntryRecord). */
+export interface RemoveAccessControlEntryRecord {
+  readonly type: 'removeAccessControlEntry';
+  readonly v: 1;
+  readonly id: string;
+}
+
+/**
  * A user's salted SCRAM credential for one mechanism (Kafka's
  * UserScramCredentialRecord); replaces any earlier one for the same
  * (name, mechanism). Never a password: see security/sasl/scram-credential.ts.
@@ -179,6 +203,8 @@ export type MetadataRecord =
   | ConfigRecord
   | RemoveTopicRecord
   | ProducerIdsRecord
+  | AccessControlEntryRecord
+  | RemoveAccessControlEntryRecord
   | UserScramCredentialRecord
   | RemoveUserScramCredentialRecord
   | ClientQuotaRecord;

@@ -14,6 +14,7 @@ import type { RaftNode, RaftNodeStatus } from './node.js';
 import type { Proposed } from './pending.js';
 import type { StateMachine } from './state-machine.js';
 import type { ClientRequest } from './wire.js';
+import type { ClientCaller } from './transport.js';
 
 /** The leader's view of one voter or observer (Raft progress). */
 export interface PeerProgress {
@@ -38,12 +39,12 @@ export interface ReadResult {
 export type ClientResult = Proposed | StatusResult | ReadResult | unknown;
 
 /** Serves op 'controller' calls; absent on a node that runs no controller. */
-export type ControllerCallHandler = (api: string, body: Record<string, unknown>) => Promise<unknown>;
+export type ControllerCallHandler = (api: string, body: Record<string, unknown>, caller?: ClientCaller) => Promise<unknown>;
 
-export function createClientService(node: RaftNode, sm: StateMachine, controller?: ControllerCallHandler): (req: ClientRequest) => Promise<ClientResult> {
+export function createClientService(node: RaftNode, sm: StateMachine, controller?: ControllerCallHandler): (req: ClientRequest, caller?: ClientCaller) => Promise<ClientResult> {
   // Not async: a proposal's promise is returned as is, without extra
   // promise hops per request on the leader's hot path.
-  return (req) => {
+  return (req, caller) => {
     switch (req.op) {
       case 'propose':
         // With a controller, only controller commands may write the metadata
@@ -61,7 +62,7 @@ export function createClientService(node: RaftNode, sm: StateMachine, controller
         return node.readIndex().then((readIndex) => ({ readIndex, stateMachine: sm.describe() }));
       case 'controller':
         if (!controller) return Promise.reject(new SluiceError(Errors.INVALID_REQUEST, 'this node runs no controller'));
-        return controller(req.api!, req.body!);
+        return controller(req.api!, req.body!, caller);
     }
   };
 }

@@ -41,6 +41,7 @@ import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import type { Message, NodeId } from '../raft/types.js';
 import { PeerLink, type PeerLinkStats } from './peer-link.js';
+import { anonymousSession, type SecuritySession } from '../security/principal.js';
 import type { ListenAddress, TransportLimits } from './quorum-config.js';
 import {
   WIRE_VERSION, decodeFrame, encodeFrame, estimateMessageBytes,
@@ -50,8 +51,15 @@ import {
 export interface TransportHandlers {
   /** A well-shaped Raft message from a known peer, addressed to us. */
   onRaftMessage(msg: Message): void;
-  /** A client request; the result (or a SluiceError) goes back as the response. */
-  onClientRequest(req: ClientRequest): Promise<unknown>;
+  /** A client request; the result (or a SluiceError) goes back as the response. `caller` is who sent it, for the authorizer. */
+  onClientRequest(req: ClientRequest, caller: ClientCaller): Promise<unknown>;
+}
+
+/** Who sent a client request on the controller listener: the connection's address and security session. */
+export interface ClientCaller {
+  /** The peer's IP address. */
+  readonly remoteAddress: string;
+  readonly security: SecuritySession;
 }
 
 export interface TransportOptions {
@@ -89,6 +97,8 @@ interface InboundConn {
   paused: boolean;
   /** Responses waiting for the end of this event-loop turn, sent as one frame. */
   outbox: ClientResponse[];
+  /** Who is on the other end (anonymous until TLS or SASL says otherwise); read by the controller's authorizer. */
+  readonly caller: ClientCaller;
 }
 
 const IDLE_SWEEP_MS = 1_000;
@@ -275,7 +285,9 @@ export class RaftTransport {
       return;
     }
     const now = performance.now();
-    const conn: InboundConn = { ws, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [] };
+    // The certificate's principal (mTLS) is who the controller's authorizer sees; anonymous without one.
+    const caller: ClientCaller = { remoteAddress: req.socket.remoteAddress ?? '?', security: verdict?.ok ? { ...verdict.session } : anonymousSession() };
+    const conn: InboundConn = { ws, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [], caller };
     this.conns.add(conn);
     ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
     ws.on('ping', () => { conn.lastActivityMs = performance.now(); });
@@ -356,7 +368,7 @@ export class RaftTransport {
       return this.respond(conn, { id: req.id, error: wireError(err) });
     }
     conn.inFlight++;
-    handlers.onClientRequest(req).then((result) => {
+    handlers.onClientRequest(req, conn.caller).then((result) => {
       conn.inFlight--;
       this.respond(conn, { id: req.id, result });
     }, (err: unknown) => {

@@ -907,3 +907,6 @@ function maxTimestampRecord(log: Partition['log'], visibleEnd: number): { offset
   if (!record || record.offset >= visibleEnd) return none;
   return { offset: Math.max(record.offset, log.logStartOffset), timestamp: hit.timestamp };
 }
+
+/** The replica manager's operations the request layers of both protocols call (access-control.ts guards them). */
+export type ReplicaOps = Pick<ReplicaManager, 'produce' | 'fetch' | 'listOffsets' | 'offsetForLeaderEpoch' | 'deleteRecords'>;

@@ -30,12 +30,15 @@ import {
 } from '../protocol/apis/metadata.js';
 import { NO_RESPONSE, type ConnectionInfo, type RequestHandler, type ResponseEncoder } from '../net/server-connection.js';
 import type { MetadataImage } from '../metadata/image.js';
-import type { ReplicaManager } from '../replication/replica-manager.js';
+import type { ReplicaOps } from '../replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
 import { parseInitProducerIdRequest } from '../protocol/apis/groups.js';
 import { initProducerId, type ProducerIdSource } from './producer-ids.js';
-import type { GroupCoordinator } from '../groups/coordinator.js';
+import type { GroupOps } from '../groups/coordinator.js';
 import { GROUP_APIS, serveGroupApi } from '../groups/group-api.js';
+import type { Authorizer } from '../security/authorizer.js';
+import { guardedDeps, requestAccess, type RequestAccess } from './access-control.js';
+import { serveAclApi, ACL_APIS } from './acl-api.js';
 import type { SaslGate } from './sasl-gate.js';
 import { serveSaslAuthenticate, serveSaslHandshake, serveAlterUserScramCredentials, serveDescribeUserScramCredentials } from './ws-sasl.js';
 
@@ -44,14 +47,16 @@ export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => 
 export interface BrokerApiDeps {
   readonly image: () => MetadataImage;
   readonly controllerId: () => number;
-  readonly replicas: ReplicaManager;
+  readonly replicas: ReplicaOps;
   readonly controller: ControllerCall;
   /** Fresh producer ids for InitProducerId (producer-ids.ts); without it, InitProducerId answers COORDINATOR_NOT_AVAILABLE. */
   readonly producerIds?: ProducerIdSource;
   /** The group coordinator; without it, group APIs answer COORDINATOR_NOT_AVAILABLE. */
-  readonly groups?: GroupCoordinator;
+  readonly groups?: GroupOps;
   /** DescribeLogDirs: this broker's replicas on disk and the cleaner's progress (log-dirs.ts). */
   readonly logDirs?: (req: DescribeLogDirsRequest) => DescribeLogDirsResponse;
+  /** The authorizer over the current image's ACLs; absent or null: no authorizer configured, every request allowed. */
+  readonly authorizer?: () => Authorizer | null;
   /**
    * The listener's SASL layer (sasl-gate.ts): on the WebSocket listener
    * always (authentication optional unless ws.sasl.required), on the Kafka
@@ -86,6 +91,7 @@ const SERVED: readonly number[] = [
   ApiKey.InitProducerId,
   ApiKey.SaslHandshake, ApiKey.SaslAuthenticate, ApiKey.DescribeUserScramCredentials, ApiKey.AlterUserScramCredentials,
   ...GROUP_APIS,
+  ...ACL_APIS,
 ];
 
 /** Every API this broker answers, with its versions (all 0 for now). */
@@ -104,20 +110,24 @@ export const brokerResponseEncoder: ResponseEncoder = (req, body) => (req.apiKey
   ? encodeResponseChunks({ correlationId: req.correlationId, body })
   : [encodeResponse({ correlationId: req.correlationId, body })]);
 
-export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
+export function createBrokerApi(brokerDeps: BrokerApiDeps): RequestHandler {
   return (req: RequestEnvelope, conn: ConnectionInfo) => {
     // Before authentication (ws.sasl.required) only ApiVersions and the SASL APIs are served; anything else closes the connection.
-    if (deps.sasl?.refuse(conn, req.apiKey)) return NO_RESPONSE;
+    if (brokerDeps.sasl?.refuse(conn, req.apiKey)) return NO_RESPONSE;
     const range = VERSIONS.get(req.apiKey);
     if (!range || req.apiVersion < range.minVersion || req.apiVersion > range.maxVersion) {
       throw new SluiceError(Errors.UNSUPPORTED_VERSION, `${apiName(req.apiKey)} v${req.apiVersion} is not supported`);
     }
+    // With an authorizer: the API's request-wide rule first, then operations that check each topic and group.
+    const access = requestAccess(brokerDeps, conn);
+    access?.checkRequest(req.apiKey, apiName(req.apiKey));
+    const deps = guardedDeps(brokerDeps, access);
     const body = req.body as Body;
     switch (req.apiKey) {
       case ApiKey.ApiVersions:
         return { errorCode: 0, apiKeys: SUPPORTED_APIS };
       case ApiKey.Metadata:
-        return metadataResponse(deps.image(), deps.controllerId(), parseMetadataRequest(body).topics);
+        return metadataResponse(deps.image(), deps.controllerId(), parseMetadataRequest(body).topics, access);
       case ApiKey.DescribeCluster:
         return describeCluster(deps.image(), deps.controllerId());
       case ApiKey.Produce: {
@@ -153,6 +163,7 @@ export function createBrokerApi(deps: BrokerApiDeps): RequestHandler {
         break;
     }
     if (GROUP_APIS.has(req.apiKey)) return serveGroupApi(deps.groups, req, conn.remoteAddress);
+    if (ACL_APIS.has(req.apiKey)) return serveAclApi(deps, req.apiKey, body);
     const forwarded = FORWARDED.get(req.apiKey);
     if (forwarded) return deps.controller(forwarded, body);
     const controllerId = deps.controllerId();
@@ -169,10 +180,19 @@ function brokersOf(image: MetadataImage): MetadataBroker[] {
   return out;
 }
 
-export function metadataResponse(image: MetadataImage, controllerId: number, names: readonly string[] | null): MetadataResponse {
+/**
+ * Metadata from the image. With an authorizer, a listing of every topic
+ * leaves out those the principal may not describe, and a topic asked for by
+ * name is answered TOPIC_AUTHORIZATION_FAILED (whether or not it exists).
+ */
+export function metadataResponse(image: MetadataImage, controllerId: number, names: readonly string[] | null, access: RequestAccess | null = null): MetadataResponse {
   const live = (id: number) => image.brokers.get(id)?.fenced === false;
-  const topicNames = names ?? [...image.topicsByName.keys()].sort();
+  const all = [...image.topicsByName.keys()].sort();
+  const topicNames = names ?? (access ? all.filter((n) => access.topicAllowed(ApiKey.Metadata, n)) : all);
   const topics: MetadataTopic[] = topicNames.map((name) => {
+    if (access && !access.topicAllowed(ApiKey.Metadata, name)) {
+      return { ...access.topicRefusal(ApiKey.Metadata, name), name, topicId: null, partitions: [] };
+    }
     const t = image.topic(name);
     if (!t) return { errorCode: Errors.UNKNOWN_TOPIC_OR_PARTITION.code, errorMessage: `topic ${name} does not exist`, name, topicId: null, partitions: [] };
     return {

@@ -30,6 +30,7 @@ import { GroupCoordinator } from '../groups/coordinator.js';
 import type { RequestHandler } from '../net/server-connection.js';
 import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
+import { Authorizer, type AuthorizerConfig } from '../security/authorizer.js';
 import { KAFKA_ENDPOINT, kafkaEndpointUrl } from './kafka/cluster-view.js';
 import { usesTls, type HostPort, type KafkaListen } from './config.js';
 import type { TlsContext } from '../net/tls.js';
@@ -119,6 +120,8 @@ export interface BrokerOptions {
   readonly logger: Logger;
   /** Metrics hooks (metrics.ts); absent, nothing is measured. */
   readonly instrument?: BrokerInstrumentation;
+  /** ACL enforcement on both client listeners (docs/security.md); absent: every request allowed. */
+  readonly authorizer?: AuthorizerConfig | null;
 }
 
 /** Where metrics watch the broker: its request handler, and ISR changes the controller accepted. */
@@ -139,6 +142,16 @@ export interface Broker {
   readonly groups: GroupCoordinator;
   /** Controlled shutdown (leaderships handed over first unless `controlled` is false), then close. */
   stop(opts?: { controlled?: boolean }): Promise<void>;
+}
+
+/** The authorizer over the current image's ACLs, made again only when the ACLs change. */
+export function authorizerOver(config: AuthorizerConfig, image: () => MetadataImage): () => Authorizer {
+  let last: Authorizer | undefined;
+  return () => {
+    const index = image().aclIndex();
+    if (!last || last.acls !== index) last = new Authorizer(config, index);
+    return last;
+  };
 }
 
 export async function startBroker(opts: BrokerOptions): Promise<Broker> {
@@ -173,6 +186,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
       brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
     }),
     groups,
+    ...(opts.authorizer ? { authorizer: authorizerOver(opts.authorizer, () => opts.metadata.image) } : {}),
   };
   const quotas = new ClientQuotas(SystemClock, s.quotaWindows ?? DEFAULT_QUOTA_WINDOWS, opts.instrument?.onThrottle);
   quotas.applyImage(opts.metadata.image);

@@ -9,7 +9,8 @@
 // controller listener; PLAINTEXT is taken as BROKER), advertised.listeners
 // (same shape, the URLs others dial), outbound.address, cluster.id,
 // replica.lag.time.max.ms, durability, http.listen (old name metrics.listen),
-// console.admin.enable, log.level, the TLS
+// console.admin.enable, log.level, authorizer.class.name, super.users,
+// allow.everyone.if.no.acl.found, the TLS
 // keys (ssl.keystore.location, ssl.truststore.location, ssl.client.auth, ...,
 // and listener.security.protocol.map to make a listener wss://), and the
 // broker-level log keys (log.segment.bytes, log.retention.ms, ...), and
@@ -43,6 +44,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['log.level', { flag: 'logLevel', numeric: false }],
   ['kafka.listeners', { flag: 'kafkaListen', numeric: false }],
   ['kafka.advertised.listeners', { flag: 'kafkaAdvertisedListen', numeric: false }],
+  ['authorizer.class.name', { flag: 'authorizer', numeric: false }],
+  ['super.users', { flag: 'superUsers', numeric: false }],
   ['ssl.keystore.location', { flag: 'sslKeystoreLocation', numeric: false }],
   ['ssl.key.password', { flag: 'sslKeyPassword', numeric: false }],
   ['ssl.truststore.location', { flag: 'sslTruststoreLocation', numeric: false }],
@@ -71,6 +74,7 @@ const BOOLEANS: ReadonlyMap<string, string> = new Map([
   ['sasl.plain.allow.plaintext', 'saslPlainAllowPlaintext'],
   ['ws.sasl.required', 'wsSaslRequired'],
   ['console.admin.enable', 'consoleAdmin'],
+  ['allow.everyone.if.no.acl.found', 'allowEveryoneIfNoAclFound'],
 ]);
 
 /** Kafka's store-type keys: only PEM files are read, so PEM is the only value accepted. */

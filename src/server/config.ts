@@ -13,6 +13,8 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
+import type { AuthorizerConfig } from '../security/authorizer.js';
+import { parsePrincipal } from '../security/principal.js';
 import type { LogLevel } from '../util/logger.js';
 import { logConfigFrom, logManagerConfigFrom, type LogConfig, type LogManagerConfig } from '../storage/log-config.js';
 import { saslConfigFrom, SECURITY_PROTOCOLS, type SaslConfig, type SaslFlags, type SecurityProtocol } from './sasl-config.js';
@@ -101,6 +103,8 @@ export interface ServerConfig {
   readonly consoleAdmin: boolean;
   /** Cluster-wide configs this node offers as initial values (written only where the cluster has none). */
   readonly clusterDefaults: Readonly<Record<string, string>>;
+  /** authorizer.class.name (--authorizer) set: ACLs enforced with these settings; null: every request allowed. */
+  readonly authorizer: AuthorizerConfig | null;
   /** The node's TLS identity and trust (ssl.* keys), for wss://, SSL:// and links to TLS peers; none when absent. */
   readonly tls: TlsSettings | undefined;
 }
@@ -136,6 +140,36 @@ export interface ServerFlags extends TlsFlags, SaslFlags {
   readonly logConfig?: string;
   /** Cluster-wide keys from a config file (num.partitions, ...), as a JSON object text. */
   readonly clusterDefaults?: string;
+  /** authorizer.class.name: "acl" or Kafka's StandardAuthorizer class name turns ACL enforcement on. */
+  readonly authorizer?: string;
+  /** super.users: principals allowed everything, separated by ';' (Kafka's form). */
+  readonly superUsers?: string;
+  /** allow.everyone.if.no.acl.found (default false). */
+  readonly allowEveryoneIfNoAclFound?: boolean;
+}
+
+/** The names that turn ACL enforcement on: Sluice's own and Kafka's KRaft authorizer class. */
+export const AUTHORIZER_NAMES: readonly string[] = ['acl', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer'];
+
+export function authorizerConfigFrom(flags: Pick<ServerFlags, 'authorizer' | 'superUsers' | 'allowEveryoneIfNoAclFound'>): AuthorizerConfig | null {
+  const name = flags.authorizer?.trim() ?? '';
+  // Only ';' separates (Kafka's form): certificate subjects hold commas (User:CN=broker-1,O=acme).
+  const superUsers = (flags.superUsers ?? '').split(';').map((p) => p.trim()).filter((p) => p !== '');
+  for (const p of superUsers) {
+    try {
+      parsePrincipal(p);
+    } catch (err) {
+      throw invalid(`super.users: ${(err as Error).message}`);
+    }
+  }
+  if (name === '') {
+    if (superUsers.length > 0 || flags.allowEveryoneIfNoAclFound !== undefined) {
+      throw invalid('super.users and allow.everyone.if.no.acl.found need an authorizer: set --authorizer acl (authorizer.class.name)');
+    }
+    return null;
+  }
+  if (!AUTHORIZER_NAMES.includes(name)) throw invalid(`--authorizer (authorizer.class.name) must be one of ${AUTHORIZER_NAMES.join(', ')}, got '${name}'`);
+  return { superUsers, allowEveryoneIfNoAclFound: flags.allowEveryoneIfNoAclFound === true };
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -225,6 +259,7 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
     httpListen,
     consoleAdmin: consoleAdminFrom(flags),
     clusterDefaults: parseJsonMap(flags.clusterDefaults, '--cluster-defaults'),
+    authorizer: authorizerConfigFrom(flags),
     tls,
   };
 }

@@ -26,10 +26,11 @@ import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { QuorumController } from '../controller/service/quorum-controller.js';
 import { createControllerApi } from '../controller/service/controller-api.js';
 import { withDescribeQuorum } from '../raft-node/describe-quorum.js';
+import { authorizeControllerCalls } from './access-control.js';
 import { SystemClock, SystemScheduler } from '../util/clock.js';
 import { TlsContext } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
-import { startBroker, type Broker } from './broker.js';
+import { authorizerOver, startBroker, type Broker } from './broker.js';
 import { syncObserverPeers } from './observer-peers.js';
 import { offerClusterDefaults } from './cluster-defaults.js';
 import { METADATA_ENDPOINT } from '../raft-node/observers.js';
@@ -114,6 +115,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     // A broker-only node: controller calls that reach it are sent on to the active controller by the hint.
     controllerApi = () => Promise.reject(node.notController('this node runs no controller'));
   }
+  if (controllerApi && metadata && cfg.authorizer) controllerApi = authorizeControllerCalls(controllerApi, authorizerOver(cfg.authorizer, () => metadata.image));
   transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
   const unsyncPeers = metadata && isVoter
     ? syncObserverPeers({ metadata, transport, nodeId: cfg.nodeId, voters, logger: log.child({ component: 'observer-peers' }) })
@@ -163,6 +165,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
         extraEndpoints: [{ name: METADATA_ENDPOINT, url: cfg.advertisedControllerUrl ?? cfg.controllerListen.url }],
         logger: log.child({ component: 'broker' }),
         ...(metrics ? { instrument: metrics } : {}),
+        authorizer: cfg.authorizer,
       });
     } catch (err) {
       await closeDown({});

@@ -19,6 +19,8 @@ import type { QuorumController } from './quorum-controller.js';
 import { describeImage } from './describe.js';
 import { alterUserScramCredentials } from '../scram-control.js';
 import { generateReassignmentPlan } from '../decisions/reassignment-plan.js';
+import { createAcls, deleteAcls } from '../acl-control.js';
+import { parseCreateAclsRequest, parseDeleteAclsRequest } from '../../protocol/apis/acls.js';
 
 const bad = badRequest;
 
@@ -140,6 +142,14 @@ export function createControllerApi(controller: QuorumController): (api: string,
       const brokerEpoch = int(b, 'brokerEpoch');
       const res = await controller.submit((c) => allocateProducerIds(c, brokerId, brokerEpoch));
       return res.error ? errorFields(res.error) : { ...errorFields(null), firstProducerId: res.firstProducerId, size: res.size };
+    },
+    createAcls: async (b) => {
+      const creations = parseCreateAclsRequest(b);
+      return { results: await controller.submit((c) => createAcls(c, creations)) };
+    },
+    deleteAcls: async (b) => {
+      const filters = parseDeleteAclsRequest(b);
+      return { results: await controller.submit((c) => deleteAcls(c, filters)) };
     },
     alterUserScramCredentials: async (b) => {
       const deletions = list(b, 'deletions').map((d) => ({ name: str(d, 'name'), mechanism: int(d, 'mechanism') }));

@@ -10,6 +10,7 @@ import type { Struct } from '../../protocol/kafka/message.js';
 import type { RequestHeader } from '../../protocol/kafka/header.js';
 import type { ConnectionInfo } from '../../net/server-connection.js';
 import type { BrokerApiDeps } from '../broker-api.js';
+import type { RequestAccess } from '../access-control.js';
 import type { ClientQuotas } from '../quotas.js';
 
 /** What a Kafka request handler may use: the broker's operations and the listener's view of the cluster. */
@@ -24,7 +25,10 @@ export interface KafkaRequestContext {
   readonly version: number;
   readonly header: RequestHeader;
   readonly conn: ConnectionInfo;
+  /** The broker's operations, guarded by the access rules when an authorizer is on (access-control.ts). */
   readonly deps: KafkaDeps;
+  /** Who asks and what they may do; null when no authorizer is configured. */
+  readonly access: RequestAccess | null;
 }
 
 /** Returned by a handler for a request that gets no answer (Produce with acks=0). */

@@ -3,12 +3,14 @@
 // requests to (cluster-view.ts), the cluster id. A v1 request for the
 // controllers (endpointType 2) is MISMATCHED_ENDPOINT_TYPE, as a Kafka broker
 // answers: Sluice's controllers speak its own quorum protocol, not Kafka's.
-// Without an authorizer every cluster operation is allowed, so the
-// authorized operations asked for are all of Kafka's cluster operations.
+// The authorized operations asked for are those the authorizer allows the
+// principal on the cluster (every one of Kafka's without an authorizer).
 
 import { describeCluster } from '../../protocol/kafka/apis/describe-cluster/schema.js';
 import { Errors } from '../../util/errors.js';
 import type { KafkaApiHandler } from './api.js';
+import type { RequestAccess } from '../access-control.js';
+import type { AclOperationCode } from '../../security/acl.js';
 import { kafkaBrokers, kafkaControllerId } from './cluster-view.js';
 
 const ENDPOINT_BROKER = 1;
@@ -18,6 +20,12 @@ const ENDPOINT_CONTROLLER = 2;
 const CLUSTER_OPERATIONS = { CREATE: 5, ALTER: 7, DESCRIBE: 8, CLUSTER_ACTION: 9, DESCRIBE_CONFIGS: 10, ALTER_CONFIGS: 11, IDEMPOTENT_WRITE: 12 };
 export const ALL_CLUSTER_OPERATIONS = Object.values(CLUSTER_OPERATIONS).reduce((bits, op) => bits | (1 << op), 0);
 const NOT_ASKED = -2147483648;
+
+/** The cluster operations the principal may do, as Kafka's bit set (every one without an authorizer). */
+function authorizedOperations(access: RequestAccess | null): number {
+  if (!access) return ALL_CLUSTER_OPERATIONS;
+  return Object.values(CLUSTER_OPERATIONS).reduce((bits, op) => (access.onCluster(op as AclOperationCode) ? bits | (1 << op) : bits), 0);
+}
 
 export const describeClusterHandler: KafkaApiHandler = {
   spec: describeCluster,
@@ -40,7 +48,7 @@ export const describeClusterHandler: KafkaApiHandler = {
       clusterId,
       controllerId: kafkaControllerId(image, ctx.deps.controllerId(), brokers),
       brokers: brokers.map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations === true ? ALL_CLUSTER_OPERATIONS : NOT_ASKED,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations === true ? authorizedOperations(ctx.access) : NOT_ASKED,
     };
   },
   errorResponse(req, errorCode, errorMessage) {

@@ -31,6 +31,7 @@ import type { Logger } from '../../util/logger.js';
 import { NO_KAFKA_RESPONSE, type KafkaApiHandler, type KafkaDeps, type KafkaHandlerResult } from './api.js';
 import { KAFKA_HANDLERS } from './handlers.js';
 import { apiVersionsBody } from './api-versions.js';
+import { guardedDeps, requestAccess } from '../access-control.js';
 import { fetchBytesOf, type ClientQuotas, type RequestUsage } from '../quotas.js';
 
 const PRODUCE_KEY = 0;
@@ -98,7 +99,9 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     }
     if (inVersions(handler.spec.request.flexible, header.apiVersion)) skipHeaderTags(r);
     const req = decodeMessage(handler.spec.request, header.apiVersion, r);
-    const ctx = { version: header.apiVersion, header, conn, deps };
+    // With an authorizer: the API's request-wide rule first, then operations that check each topic and group.
+    const access = requestAccess(deps, conn);
+    const ctx = { version: header.apiVersion, header, conn, deps: guardedDeps(deps, access), access };
     const scope = quotaScope(deps.quotas, conn, header, req, frame.length);
     const settle = (body: Struct | null, failed: boolean): Struct | null => (scope ? scope.settle(body, failed) : body);
     const onError = (err: unknown): Uint8Array[] => {
@@ -123,6 +126,7 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
     };
     let result: KafkaHandlerResult | Promise<KafkaHandlerResult>;
     try {
+      access?.checkRequest(header.apiKey, handler.spec.name);
       result = handler.handle(req, ctx);
     } catch (err) {
       scope?.handled();

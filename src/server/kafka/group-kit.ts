@@ -4,7 +4,7 @@
 // "this broker runs none" answer.
 
 import { Errors, SluiceError } from '../../util/errors.js';
-import type { GroupCoordinator } from '../../groups/coordinator.js';
+import type { GroupOps as GroupCoordinator } from '../../groups/coordinator.js';
 import type { KafkaDeps } from './api.js';
 
 export function coordinatorOf(deps: KafkaDeps): GroupCoordinator {

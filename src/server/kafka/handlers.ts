@@ -31,6 +31,7 @@ import { describeGroupsHandler } from './describe-groups.js';
 import { deleteGroupsHandler } from './delete-groups.js';
 import { offsetDeleteHandler } from './offset-delete.js';
 import { initProducerIdHandler } from './init-producer-id.js';
+import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './acls.js';
 import { saslAuthenticateHandler, saslHandshakeHandler } from './sasl.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram-credentials.js';
 import { alterClientQuotasHandler, describeClientQuotasHandler } from './client-quotas.js';
@@ -66,6 +67,9 @@ const handlers: KafkaApiHandler[] = [
   initProducerIdHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
   saslHandshakeHandler,
   saslAuthenticateHandler,
   describeUserScramCredentialsHandler,

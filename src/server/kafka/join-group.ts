@@ -11,7 +11,7 @@ import { joinGroup } from '../../protocol/kafka/apis/join-group/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
 import { Errors } from '../../util/errors.js';
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/apis/groups.js';
-import type { ClientInfo, GroupCoordinator } from '../../groups/coordinator.js';
+import type { ClientInfo, GroupOps as GroupCoordinator } from '../../groups/coordinator.js';
 import type { KafkaApiHandler } from './api.js';
 import { coordinatorOf } from './group-kit.js';
 

@@ -16,6 +16,8 @@ import { Errors } from '../../util/errors.js';
 import { topicNameProblem } from '../../controller/decisions/topic-rules.js';
 import type { MetadataImage } from '../../metadata/image.js';
 import type { KafkaApiHandler, KafkaDeps } from './api.js';
+import type { RequestAccess } from '../access-control.js';
+import { ApiKey } from '../../protocol/api-keys.js';
 import { isInternalTopic, kafkaBrokers, kafkaControllerId, kafkaTopicId, topicNameById } from './cluster-view.js';
 
 interface TopicRef { readonly topicId: string; readonly name: string | null }
@@ -44,14 +46,19 @@ function partitionsOf(image: MetadataImage, name: string): Struct[] {
   }));
 }
 
-function topicAnswer(deps: KafkaDeps, image: MetadataImage, ref: TopicRef, mayCreate: boolean, version: number): Struct {
+function topicAnswer(deps: KafkaDeps, access: RequestAccess | null, image: MetadataImage, ref: TopicRef, mayCreate: boolean, version: number): Struct {
   const name = ref.name ?? (ref.topicId !== ZERO_UUID ? topicNameById(image, ref.topicId) : null);
   // Names are nullable in answers from v12 on only; v10-11 have the field but Kafka serves ids from v12.
   if (name === null) return { errorCode: Errors.UNKNOWN_TOPIC_ID.code, name: version >= 12 ? null : '', topicId: ref.topicId, partitions: [] };
+  if (access && !access.topicAllowed(ApiKey.Metadata, name)) return { errorCode: Errors.TOPIC_AUTHORIZATION_FAILED.code, name, topicId: ref.topicId, partitions: [] };
   const t = image.topic(name);
   if (!t) {
     const invalid = topicNameProblem(name);
     if (invalid) return { errorCode: Errors.INVALID_TOPIC.code, name, partitions: [] };
+    // Auto-creation needs Create on the cluster or the topic (Kafka's rule); without it, TOPIC_AUTHORIZATION_FAILED.
+    if (mayCreate && ref.name !== null && access && !access.topicAllowed(ApiKey.CreateTopics, name)) {
+      return { errorCode: Errors.TOPIC_AUTHORIZATION_FAILED.code, name, partitions: [] };
+    }
     if (mayCreate && ref.name !== null) {
       autoCreate(deps, name);
       return { errorCode: Errors.LEADER_NOT_AVAILABLE.code, name, partitions: [] };
@@ -70,14 +77,16 @@ export const metadataHandler: KafkaApiHandler = {
     const brokers = kafkaBrokers(image);
     const asked = req.topics as TopicRef[] | null;
     const all = asked === null || (ctx.version === 0 && asked.length === 0);
-    const refs: TopicRef[] = all ? [...image.topicsByName.keys()].sort().map((name) => ({ topicId: ZERO_UUID, name })) : asked;
+    // Every topic: those the principal may not describe are left out.
+    const listed = [...image.topicsByName.keys()].sort().filter((name) => !ctx.access || ctx.access.topicAllowed(ApiKey.Metadata, name));
+    const refs: TopicRef[] = all ? listed.map((name) => ({ topicId: ZERO_UUID, name })) : asked;
     const mayCreate = !all && ctx.deps.autoCreateTopics && req.allowAutoTopicCreation === true;
     return {
       throttleTimeMs: 0,
       brokers: brokers.map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
       clusterId: image.cluster?.clusterId ?? null,
       controllerId: kafkaControllerId(image, ctx.deps.controllerId(), brokers),
-      topics: refs.map((ref) => topicAnswer(ctx.deps, image, ref, mayCreate, ctx.version)),
+      topics: refs.map((ref) => topicAnswer(ctx.deps, ctx.access, image, ref, mayCreate, ctx.version)),
     };
   },
   errorResponse(req, errorCode) {

@@ -9,7 +9,7 @@
 import { offsetFetch } from '../../protocol/kafka/apis/offset-fetch/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
 import type { OffsetFetchResponse } from '../../protocol/apis/groups.js';
-import type { GroupCoordinator } from '../../groups/coordinator.js';
+import type { GroupOps as GroupCoordinator } from '../../groups/coordinator.js';
 import type { KafkaApiHandler } from './api.js';
 import { coordinatorOf } from './group-kit.js';
 

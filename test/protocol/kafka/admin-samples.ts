@@ -18,6 +18,9 @@ import { incrementalAlterConfigs } from '../../../src/protocol/kafka/apis/increm
 import { alterPartitionReassignments } from '../../../src/protocol/kafka/apis/alter-partition-reassignments/schema.js';
 import { listPartitionReassignments } from '../../../src/protocol/kafka/apis/list-partition-reassignments/schema.js';
 import { describeCluster } from '../../../src/protocol/kafka/apis/describe-cluster/schema.js';
+import { describeAcls } from '../../../src/protocol/kafka/apis/describe-acls/schema.js';
+import { createAcls } from '../../../src/protocol/kafka/apis/create-acls/schema.js';
+import { deleteAcls } from '../../../src/protocol/kafka/apis/delete-acls/schema.js';
 import { describeClientQuotas } from '../../../src/protocol/kafka/apis/describe-client-quotas/schema.js';
 import { alterClientQuotas } from '../../../src/protocol/kafka/apis/alter-client-quotas/schema.js';
 
@@ -146,6 +149,38 @@ export const ADMIN_SAMPLES: readonly AdminSample[] = [
       throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1, clusterId: 'q1Sh-9_ISia_zwGINzRvyQ', controllerId: 2,
       brokers: [{ brokerId: 1, host: '127.0.0.1', port: 9192, rack: null }, { brokerId: 2, host: 'b2.local', port: 9193, rack: 'r2' }],
       clusterAuthorizedOperations: 8096,
+    },
+  },
+  {
+    dir: 'describe-acls', spec: describeAcls, versions: range(1, 3),
+    request: { resourceTypeFilter: 2, resourceNameFilter: 'orders', patternTypeFilter: 2, principalFilter: null, hostFilter: '*', operation: 1, permissionType: 3 },
+    response: {
+      throttleTimeMs: 0, errorCode: 0, errorMessage: null,
+      resources: [
+        { resourceType: 2, resourceName: 'orders', patternType: 3, acls: [{ principal: 'User:alice', host: '*', operation: 3, permissionType: 3 }] },
+        { resourceType: 2, resourceName: 'ord', patternType: 4, acls: [{ principal: 'User:*', host: '10.0.0.1', operation: 8, permissionType: 2 }] },
+      ],
+    },
+  },
+  {
+    dir: 'create-acls', spec: createAcls, versions: range(1, 3),
+    request: {
+      creations: [
+        { resourceType: 2, resourceName: 'orders', resourcePatternType: 3, principal: 'User:alice', host: '*', operation: 3, permissionType: 3 },
+        { resourceType: 4, resourceName: 'kafka-cluster', resourcePatternType: 3, principal: 'User:ops', host: '*', operation: 7, permissionType: 3 },
+      ],
+    },
+    response: { throttleTimeMs: 0, results: [{ errorCode: 0, errorMessage: null }, { errorCode: 42, errorMessage: 'INVALID_REQUEST: bad' }] },
+  },
+  {
+    dir: 'delete-acls', spec: deleteAcls, versions: range(1, 3),
+    request: { filters: [{ resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: 'User:alice', hostFilter: null, operation: 1, permissionType: 1 }] },
+    response: {
+      throttleTimeMs: 0,
+      filterResults: [{
+        errorCode: 0, errorMessage: null,
+        matchingAcls: [{ errorCode: 0, errorMessage: null, resourceType: 3, resourceName: 'billing', patternType: 4, principal: 'User:alice', host: '*', operation: 3, permissionType: 3 }],
+      }],
     },
   },
   {
