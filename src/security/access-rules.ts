@@ -82,6 +82,8 @@ export const ACCESS_RULES: ReadonlyMap<number, AccessRule> = new Map([
   [49, rule('AlterClientQuotas', { cluster: Op.ALTER_CONFIGS })],
   [50, rule('DescribeUserScramCredentials', { cluster: Op.DESCRIBE })],
   [51, rule('AlterUserScramCredentials', { cluster: Op.ALTER })],
+  // Kafka's DescribeQuorum needs Describe on the cluster (the web console's cluster view).
+  [55, rule('DescribeQuorum', { cluster: Op.DESCRIBE })],
   [56, rule('AlterPartition', { cluster: Op.CLUSTER_ACTION })],
   // Open to every principal, as in Kafka: the answer's clusterAuthorizedOperations says what it may do.
   [60, rule('DescribeCluster')],

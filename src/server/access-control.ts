@@ -326,6 +326,9 @@ function guardedController(call: ControllerCall, a: RequestAccess): ControllerCa
       case 'listReassignments':
         a.requireCluster(AclOperation.DESCRIBE, 'ListPartitionReassignments');
         return call(api, body);
+      case 'describeQuorum':
+        a.requireCluster(AclOperation.DESCRIBE, 'DescribeQuorum');
+        return call(api, body);
       case 'describeClientQuotas':
         a.requireCluster(AclOperation.DESCRIBE_CONFIGS, 'DescribeClientQuotas');
         return call(api, body);
