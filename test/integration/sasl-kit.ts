@@ -12,7 +12,7 @@ import { nodeWebSocketFactory, nodeWebSocketFactoryWith } from '../../src/client
 import { createCa, issueCert, writeKeystore } from '../../src/net/tls-certs.js';
 import type { SaslOptions } from '../../src/client/sasl.js';
 import { ProcessCluster, waitFor } from './harness.js';
-import { makeJwt, signer } from '../security/sasl/jwt-kit.js';
+import { makeJwt, signer, type Signer } from '../security/sasl/jwt-kit.js';
 
 export const AUTH_TIMEOUT_MS = 1500;
 
@@ -27,6 +27,11 @@ export interface SaslNode {
   tokenFile(sub: string): string;
   /** With `tls`: the CA's PEM file clients trust (the listeners are wss:// and SASL_SSL://). */
   readonly caFile: string | null;
+  /** The RS256 key (kid k1) whose public half is in the broker's JWKS: an identity provider's signing key. */
+  readonly signer: Signer;
+  /** The audience and issuer the broker expects in a token. */
+  readonly audience: string;
+  readonly issuer: string;
 }
 
 /** One combined node: SASL_PLAINTEXT Kafka listener and a WebSocket listener that requires a login. */
@@ -77,7 +82,7 @@ export async function startSaslNode(
     fs.writeFileSync(f, token(sub));
     return f;
   };
-  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile, caFile };
+  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile, caFile, signer: rs, audience: 'sluice', issuer: 'https://idp.test' };
 }
 
 export function connectAs(url: string, sasl: SaslOptions, caPem: string | null = null): Promise<BrokerConnection> {

@@ -392,6 +392,36 @@ export function findTool(name: ToolName): Located {
   }
 }
 
+/**
+ * kcat with a librdkafka that has OIDC (`sasl.oauthbearer.method=oidc`, librdkafka ≥ 1.9 built with libcurl),
+ * or null with the reason. Debian's kcat links the system librdkafka (2.0.2 on bookworm, built without
+ * libcurl: no `oidc` in builtin.features); then the same kcat binary runs on the librdkafka that the
+ * confluent-kafka wheel bundles (same soname, ABI-stable), through a `librdkafka.so.1` link in `workDir`
+ * and LD_LIBRARY_PATH.
+ */
+export function findKcatWithOidc(workDir: string): Located {
+  const kcat = findTool('kcat');
+  if (kcat.tool === null) return kcat;
+  const features = (env?: Record<string, string>): string => {
+    const r = spawnSync(kcat.tool!.argv[0]!, ['-V'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, ...env } });
+    return /builtin\.features=([^\s)]+)/.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`)?.[1] ?? '';
+  };
+  if (features().split(',').includes('oidc')) return kcat;
+  const venvLib = path.join(CACHE_DIR, 'python-venv/lib');
+  const libs = (fs.existsSync(venvLib) ? fs.readdirSync(venvLib) : []).flatMap((py) => {
+    const d = path.join('python-venv/lib', py, 'site-packages/confluent_kafka.libs');
+    return fs.existsSync(path.join(CACHE_DIR, d)) ? fs.readdirSync(path.join(CACHE_DIR, d)).filter((f) => /^librdkafka.*\.so\.1$/.test(f)).map((f) => path.join(d, f)) : [];
+  });
+  if (libs.length === 0) return { tool: null, reason: `kcat: its librdkafka has no oidc feature and no confluent-kafka venv with a bundled librdkafka is in ${CACHE_DIR} (${INSTALL_HINT})` };
+  const dir = path.join(workDir, 'librdkafka-oidc');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.rmSync(path.join(dir, 'librdkafka.so.1'), { force: true });
+  fs.symlinkSync(path.join(CACHE_DIR, libs[0]!), path.join(dir, 'librdkafka.so.1'));
+  const env = { LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(path.delimiter) };
+  if (!features(env).split(',').includes('oidc')) return { tool: null, reason: `kcat: neither its librdkafka nor ${libs[0]} has the oidc feature` };
+  return { tool: { name: 'kcat', argv: ['env', `LD_LIBRARY_PATH=${env.LD_LIBRARY_PATH}`, kcat.tool.argv[0]!] }, reason: '' };
+}
+
 /** Kafka's tool main classes in 4.x (kafka-tools jar); run with findTool('kafka-tools'). */
 export const KAFKA_TOOL_CLASSES = {
   topics: 'org.apache.kafka.tools.TopicCommand',

@@ -13,9 +13,13 @@ import { Kafka, logLevel, Partitioners, type SASLOptions } from 'kafkajs';
 import { waitFor } from '../integration/harness.js';
 import { startSaslNode, type SaslNode } from '../integration/sasl-kit.js';
 import { Client } from '../../src/index.js';
-import { KAFKA_TOOL_CLASSES, runTool, toolOrSkip, uniqueName, type ToolRun } from './kafka-kit.js';
+import { signer } from '../security/sasl/jwt-kit.js';
+import { KAFKA_TOOL_CLASSES, findKcatWithOidc, runTool, toolOrSkip, uniqueName, type Tool, type ToolRun } from './kafka-kit.js';
+import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
 
 const CONFIG_COMMAND = 'org.apache.kafka.tools.ConfigCommand';
+
+const OAUTH_LOGIN_HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler';
 
 function ok(run: ToolRun, what: string): string {
   expect(run.status, `${what}: status ${run.status}${run.timedOut ? ' (timed out)' : ''}\nstdout: ${run.stdout.slice(-2000)}\nstderr: ${run.stderr.slice(-2000)}`).to.equal(0);
@@ -26,10 +30,17 @@ describe('interop: Kafka clients log in with SASL', function () {
   this.timeout(180_000);
   let node: SaslNode;
   let topic: string;
+  // The identity provider (client-credentials grant), and one that signs with a key the broker does not know.
+  let idp: TokenEndpoint;
+  let foreignIdp: TokenEndpoint;
 
   before(async function () {
     this.timeout(120_000);
     node = await startSaslNode();
+    const clients = { 'kcat-app': 'kcat-secret', 'java-app': 'java-secret' };
+    idp = await startTokenEndpoint({ clients, signer: node.signer, audience: node.audience, issuer: node.issuer });
+    // Same kid as the trusted key, so only the signature check can refuse its tokens.
+    foreignIdp = await startTokenEndpoint({ clients, signer: signer('RS256', node.signer.kid), audience: node.audience, issuer: node.issuer });
     const admin = new Client({ bootstrap: node.url, sasl: { mechanism: 'OAUTHBEARER', token: node.token('admin') } });
     try {
       await admin.admin().alterUserScramCredentials({
@@ -47,6 +58,8 @@ describe('interop: Kafka clients log in with SASL', function () {
   });
 
   after(async () => {
+    await idp?.close();
+    await foreignIdp?.close();
     await node?.cluster.cleanup();
     if (node) fs.rmSync(node.dir, { recursive: true, force: true });
   });
@@ -66,6 +79,57 @@ describe('interop: Kafka clients log in with SASL', function () {
     const bad = await runTool(kcat, [...base('SCRAM-SHA-512', 'bob', 'wrong'), '-L', '-m', '5']);
     expect(bad.status).to.not.equal(0);
     expect(bad.stderr).to.match(/invalid credentials/);
+  });
+
+  it('kcat (librdkafka OIDC) and the Java client (KIP-768) get a token from the token endpoint and produce and consume with OAUTHBEARER; a wrong secret or a foreign key is refused', async function () {
+    const located = findKcatWithOidc(node.dir);
+    if (located.tool === null) {
+      console.log(`      skipping: ${located.reason}`);
+      this.skip();
+    }
+    const kcat = located.tool;
+    const t = uniqueName('oidc');
+    const oidc = (url: string, secret: string): string[] => [
+      '-b', node.kafka, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanisms=OAUTHBEARER', '-X', 'sasl.oauthbearer.method=oidc',
+      '-X', `sasl.oauthbearer.token.endpoint.url=${url}`, '-X', 'sasl.oauthbearer.client.id=kcat-app', '-X', `sasl.oauthbearer.client.secret=${secret}`,
+      '-X', 'sasl.oauthbearer.scope=kafka',
+    ];
+    ok(await runTool(kcat, [...oidc(idp.url, 'kcat-secret'), '-P', '-t', t], { input: 'o1\no2\n' }), 'kcat OIDC produce');
+    expect(ok(await runTool(kcat, [...oidc(idp.url, 'kcat-secret'), '-C', '-t', t, '-o', 'beginning', '-e', '-q']), 'kcat OIDC consume').trim().split('\n')).to.deep.equal(['o1', 'o2']);
+    expect(idp.issued.get('kcat-app')).to.be.at.least(2);
+    const wrongSecret = await runTool(kcat, [...oidc(idp.url, 'not-the-secret'), '-L', '-m', '5']);
+    expect(wrongSecret.status, wrongSecret.stderr).to.not.equal(0);
+    expect(wrongSecret.stderr).to.match(/401|invalid_client/);
+    const foreign = await runTool(kcat, [...oidc(foreignIdp.url, 'kcat-secret'), '-L', '-m', '5']);
+    expect(foreign.status, foreign.stderr).to.not.equal(0);
+    expect(foreign.stderr).to.match(/signature does not verify/);
+
+    const tools = toolOrSkip(this, 'kafka-tools');
+    // Kafka 4 reaches only the token endpoints this system property allows (CVE-2025-27817).
+    const java = (url: string): Tool => ({ name: tools.name, argv: [tools.argv[0]!, `-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=${url}`, ...tools.argv.slice(1)] });
+    const props = (file: string, url: string, secret: string): string => {
+      const p = path.join(node.dir, file);
+      fs.writeFileSync(p, [
+        `bootstrap.servers=${node.kafka}`, 'security.protocol=SASL_PLAINTEXT', 'sasl.mechanism=OAUTHBEARER',
+        `sasl.login.callback.handler.class=${OAUTH_LOGIN_HANDLER}`, `sasl.oauthbearer.token.endpoint.url=${url}`,
+        `sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="java-app" clientSecret="${secret}" scope="kafka";`, '',
+      ].join('\n'));
+      return p;
+    };
+    const cfg = props('oidc.properties', idp.url, 'java-secret');
+    const produced = ok(await runTool(java(idp.url), [KAFKA_TOOL_CLASSES.producerPerf, '--topic', t, '--num-records', '10', '--record-size', '20', '--throughput', '-1', '--command-config', cfg]), 'Java producer perf OIDC');
+    expect(produced).to.match(/^10 records sent/m);
+    const consumed = ok(await runTool(java(idp.url), [KAFKA_TOOL_CLASSES.consumerPerf, '--bootstrap-server', node.kafka, '--command-config', cfg, '--topic', t, '--num-records', '12', '--timeout', '30000']), 'Java consumer perf OIDC');
+    const lines = consumed.split('\n').map((l) => l.trim()).filter((l) => l.includes(','));
+    const header = lines.findIndex((l) => l.startsWith('start.time'));
+    const columns = lines[header]!.split(',').map((c) => c.trim());
+    expect(Number(lines[header + 1]!.split(',')[columns.indexOf('data.consumed.in.nMsg')]), consumed).to.equal(12);
+    expect(idp.issued.get('java-app')).to.be.at.least(2);
+    for (const [what, url, secret, why] of [['a wrong secret', idp.url, 'nope', /401|invalid_client/], ['a foreign key', foreignIdp.url, 'java-secret', /signature does not verify/]] as const) {
+      const refused = await runTool(java(url), [KAFKA_TOOL_CLASSES.topics, '--bootstrap-server', node.kafka, '--command-config', props('bad.properties', url, secret), '--list'], { timeoutMs: 60_000 });
+      expect(refused.status, `Java with ${what}: ${refused.stdout}\n${refused.stderr}`).to.not.equal(0);
+      expect(`${refused.stdout}\n${refused.stderr}`, `Java with ${what}`).to.match(why);
+    }
   });
 
   it('KafkaJS produces and consumes with SCRAM-SHA-256, SCRAM-SHA-512, PLAIN and OAUTHBEARER', async () => {
