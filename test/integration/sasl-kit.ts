@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BrokerConnection } from '../../src/client/broker-connection.js';
 import { nodeWebSocketFactory, nodeWebSocketFactoryWith } from '../../src/client/node-websocket.js';
-import { createCa, issueCert, writeKeystore } from '../../src/net/tls-certs.js';
+import { createCa, issueCert, writeKeystore, type KeyPair } from '../../src/net/tls-certs.js';
 import type { SaslOptions } from '../../src/client/sasl.js';
 import { ProcessCluster, waitFor } from './harness.js';
 import { makeJwt, signer, type Signer } from '../security/sasl/jwt-kit.js';
@@ -27,6 +27,8 @@ export interface SaslNode {
   tokenFile(sub: string): string;
   /** With `tls`: the CA's PEM file clients trust (the listeners are wss:// and SASL_SSL://). */
   readonly caFile: string | null;
+  /** With `tls`: that CA, to issue more certificates (an HTTPS token endpoint's). */
+  readonly ca: KeyPair | null;
   /** The RS256 key (kid k1) whose public half is in the broker's JWKS: an identity provider's signing key. */
   readonly signer: Signer;
   /** The audience and issuer the broker expects in a token. */
@@ -42,8 +44,9 @@ export async function startSaslNode(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-sasl-'));
   let caFile: string | null = null;
   let caPem: string | null = null;
+  let ca: KeyPair | null = null;
   if (opts.tls) {
-    const ca = createCa({ subject: [['O', 'sluice-test'], ['CN', 'sasl test CA']] });
+    ca = createCa({ subject: [['O', 'sluice-test'], ['CN', 'sasl test CA']] });
     caPem = ca.certPem;
     caFile = path.join(dir, 'ca.pem');
     fs.writeFileSync(caFile, ca.certPem);
@@ -82,7 +85,7 @@ export async function startSaslNode(
     fs.writeFileSync(f, token(sub));
     return f;
   };
-  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile, caFile, signer: rs, audience: 'sluice', issuer: 'https://idp.test' };
+  return { cluster, dir, url, kafka: cluster.kafkaBootstrap, token, tokenFile, caFile, ca, signer: rs, audience: 'sluice', issuer: 'https://idp.test' };
 }
 
 export function connectAs(url: string, sasl: SaslOptions, caPem: string | null = null): Promise<BrokerConnection> {

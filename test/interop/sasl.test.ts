@@ -13,6 +13,7 @@ import { Kafka, logLevel, Partitioners, type SASLOptions } from 'kafkajs';
 import { waitFor } from '../integration/harness.js';
 import { startSaslNode, type SaslNode } from '../integration/sasl-kit.js';
 import { Client } from '../../src/index.js';
+import { issueCert } from '../../src/net/tls-certs.js';
 import { signer } from '../security/sasl/jwt-kit.js';
 import { KAFKA_TOOL_CLASSES, findKcatWithOidc, runTool, toolOrSkip, uniqueName, type Tool, type ToolRun } from './kafka-kit.js';
 import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
@@ -97,10 +98,13 @@ describe('interop: Kafka clients log in with SASL', function () {
     ok(await runTool(kcat, [...oidc(idp.url, 'kcat-secret'), '-P', '-t', t], { input: 'o1\no2\n' }), 'kcat OIDC produce');
     expect(ok(await runTool(kcat, [...oidc(idp.url, 'kcat-secret'), '-C', '-t', t, '-o', 'beginning', '-e', '-q']), 'kcat OIDC consume').trim().split('\n')).to.deep.equal(['o1', 'o2']);
     expect(idp.issued.get('kcat-app')).to.be.at.least(2);
-    const wrongSecret = await runTool(kcat, [...oidc(idp.url, 'not-the-secret'), '-L', '-m', '5']);
+    // The refused logins run side by side (each waits out its metadata timeout).
+    const [wrongSecret, foreign] = await Promise.all([
+      runTool(kcat, [...oidc(idp.url, 'not-the-secret'), '-L', '-m', '3']),
+      runTool(kcat, [...oidc(foreignIdp.url, 'kcat-secret'), '-L', '-m', '3']),
+    ]);
     expect(wrongSecret.status, wrongSecret.stderr).to.not.equal(0);
     expect(wrongSecret.stderr).to.match(/401|invalid_client/);
-    const foreign = await runTool(kcat, [...oidc(foreignIdp.url, 'kcat-secret'), '-L', '-m', '5']);
     expect(foreign.status, foreign.stderr).to.not.equal(0);
     expect(foreign.stderr).to.match(/signature does not verify/);
 
@@ -125,10 +129,12 @@ describe('interop: Kafka clients log in with SASL', function () {
     const columns = lines[header]!.split(',').map((c) => c.trim());
     expect(Number(lines[header + 1]!.split(',')[columns.indexOf('data.consumed.in.nMsg')]), consumed).to.equal(12);
     expect(idp.issued.get('java-app')).to.be.at.least(2);
-    for (const [what, url, secret, why] of [['a wrong secret', idp.url, 'nope', /401|invalid_client/], ['a foreign key', foreignIdp.url, 'java-secret', /signature does not verify/]] as const) {
-      const refused = await runTool(java(url), [KAFKA_TOOL_CLASSES.topics, '--bootstrap-server', node.kafka, '--command-config', props('bad.properties', url, secret), '--list'], { timeoutMs: 60_000 });
-      expect(refused.status, `Java with ${what}: ${refused.stdout}\n${refused.stderr}`).to.not.equal(0);
-      expect(`${refused.stdout}\n${refused.stderr}`, `Java with ${what}`).to.match(why);
+    const refusals = [['a wrong secret', idp.url, 'nope', /401|invalid_client/], ['a foreign key', foreignIdp.url, 'java-secret', /signature does not verify/]] as const;
+    const refused = await Promise.all(refusals.map(([, url, secret], i) => runTool(java(url), [KAFKA_TOOL_CLASSES.topics, '--bootstrap-server', node.kafka,
+      '--command-config', props(`bad-${i}.properties`, url, secret), '--list'], { timeoutMs: 60_000 })));
+    for (const [i, [what, , , why]] of refusals.entries()) {
+      expect(refused[i]!.status, `Java with ${what}: ${refused[i]!.stdout}\n${refused[i]!.stderr}`).to.not.equal(0);
+      expect(`${refused[i]!.stdout}\n${refused[i]!.stderr}`, `Java with ${what}`).to.match(why);
     }
   });
 
@@ -252,5 +258,38 @@ describe('interop: Kafka clients log in with SCRAM-SHA-512 over TLS (SASL_SSL)',
     const header = lines.findIndex((l) => l.startsWith('start.time'));
     const columns = lines[header]!.split(',').map((c) => c.trim());
     expect(Number(lines[header + 1]!.split(',')[columns.indexOf('data.consumed.in.nMsg')]), consumed).to.equal(13);
+  });
+
+
+  it('kcat and the Java client log in with OAUTHBEARER from an HTTPS token endpoint (OIDC client credentials)', async function () {
+    const located = findKcatWithOidc(node.dir);
+    if (located.tool === null) {
+      console.log(`      skipping: ${located.reason}`);
+      this.skip();
+    }
+    const idp = await startTokenEndpoint({
+      clients: { 'tls-app': 'tls-secret' }, signer: node.signer, audience: node.audience, issuer: node.issuer,
+      tls: issueCert(node.ca!, { subject: [['CN', 'idp']], ipAddresses: ['127.0.0.1'] }),
+    });
+    try {
+      const t = uniqueName('oidc-ssl');
+      const tools = toolOrSkip(this, 'kafka-tools');
+      const cfg = path.join(node.dir, 'oidc-ssl.properties');
+      // The login module reaches the token endpoint with the ssl.* options of its JAAS entry.
+      fs.writeFileSync(cfg, [
+        `bootstrap.servers=${node.kafka}`, 'security.protocol=SASL_SSL', 'sasl.mechanism=OAUTHBEARER', 'ssl.truststore.type=PEM', `ssl.truststore.location=${node.caFile!}`,
+        `sasl.login.callback.handler.class=${OAUTH_LOGIN_HANDLER}`, `sasl.oauthbearer.token.endpoint.url=${idp.url}`,
+        `sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="tls-app" clientSecret="tls-secret" ssl.truststore.type="PEM" ssl.truststore.location="${node.caFile!}";`, '',
+      ].join('\n'));
+      const java: Tool = { name: tools.name, argv: [tools.argv[0]!, `-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=${idp.url}`, ...tools.argv.slice(1)] };
+      ok(await runTool(java, [KAFKA_TOOL_CLASSES.producerPerf, '--topic', t, '--num-records', '5', '--record-size', '20', '--throughput', '-1', '--command-config', cfg]), 'Java producer perf, OIDC over HTTPS, SASL_SSL');
+      const k = ['-b', node.kafka, '-X', 'security.protocol=SASL_SSL', '-X', `ssl.ca.location=${node.caFile!}`, '-X', 'sasl.mechanisms=OAUTHBEARER', '-X', 'sasl.oauthbearer.method=oidc',
+        '-X', `sasl.oauthbearer.token.endpoint.url=${idp.url}`, '-X', `https.ca.location=${node.caFile!}`, '-X', 'sasl.oauthbearer.client.id=tls-app', '-X', 'sasl.oauthbearer.client.secret=tls-secret'];
+      const out = ok(await runTool(located.tool, [...k, '-C', '-t', t, '-o', 'beginning', '-e', '-q']), 'kcat consume, OIDC over HTTPS, SASL_SSL');
+      expect(out.split('\n').filter((l) => l.length > 0)).to.have.length(5);
+      expect(idp.issued.get('tls-app')).to.be.at.least(2);
+    } finally {
+      await idp.close();
+    }
   });
 });

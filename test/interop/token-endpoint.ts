@@ -14,11 +14,14 @@
 // the broker's JWKS holds, or not, for a test of a foreign key), with the
 // claims both clients check before they send it: sub (the client id; Java and
 // librdkafka require it), iat and exp (numbers; Java requires exp, librdkafka
-// reads the lifetime from it), scope (a space-separated string, RFC 8693 §4.2)
-// and the audience/issuer the broker expects.
+// reads the lifetime from it), scope when one was asked for (a space-separated
+// string, RFC 8693 §4.2; Java refuses an empty one) and the audience/issuer the
+// broker expects.
 
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { KeyPair } from '../../src/net/tls-certs.js';
 import { makeJwt, type Signer } from '../security/sasl/jwt-kit.js';
 
 export interface TokenEndpointOptions {
@@ -28,10 +31,12 @@ export interface TokenEndpointOptions {
   readonly audience: string;
   readonly issuer: string;
   readonly lifetimeSeconds?: number;
+  /** Serve HTTPS with this certificate (issued for 127.0.0.1) instead of HTTP. */
+  readonly tls?: KeyPair;
 }
 
 export interface TokenEndpoint {
-  /** http://127.0.0.1:<port>/oauth2/token */
+  /** http(s)://127.0.0.1:<port>/oauth2/token */
   readonly url: string;
   /** Tokens issued so far, by client id (a login that never reached the endpoint shows as none). */
   readonly issued: ReadonlyMap<string, number>;
@@ -67,7 +72,7 @@ function clientCredentials(req: http.IncomingMessage, form: URLSearchParams): { 
 export async function startTokenEndpoint(opts: TokenEndpointOptions): Promise<TokenEndpoint> {
   const issued = new Map<string, number>();
   const lifetime = opts.lifetimeSeconds ?? 600;
-  const server = http.createServer((req, res) => {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const answer = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): void => {
       res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache', ...headers });
       res.end(JSON.stringify(body));
@@ -93,20 +98,22 @@ export async function startTokenEndpoint(opts: TokenEndpointOptions): Promise<To
       if (form.get('grant_type') !== 'client_credentials') return answer(400, { error: 'unsupported_grant_type' });
       const now = Math.floor(Date.now() / 1000);
       const scope = form.get('scope') ?? '';
+      // No scope requested, no scope claim (RFC 6749 §3.3 lets the server pick a default; Java refuses an empty one).
       const token = makeJwt(opts.signer, {
-        sub: client.id, aud: opts.audience, iss: opts.issuer, iat: now, exp: now + lifetime, scope, client_id: client.id,
+        sub: client.id, aud: opts.audience, iss: opts.issuer, iat: now, exp: now + lifetime, ...(scope ? { scope } : {}), client_id: client.id,
       });
       issued.set(client.id, (issued.get(client.id) ?? 0) + 1);
       return answer(200, { access_token: token, token_type: 'Bearer', expires_in: lifetime, ...(scope ? { scope } : {}) });
     });
-  });
+  };
+  const server = opts.tls ? https.createServer({ key: opts.tls.keyPem, cert: opts.tls.certPem }, handler) : http.createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/oauth2/token`,
+    url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}/oauth2/token`,
     issued,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
