@@ -3,8 +3,12 @@
 // with those and OAUTHBEARER (a pre-made JWT); the Java client through
 // Kafka's own tools — kafka-configs (ConfigCommand) creating and describing a
 // SCRAM user over AlterUserScramCredentials/DescribeUserScramCredentials,
-// and the producer/consumer perf tools with SCRAM-SHA-512 and PLAIN. Each
-// produces and consumes. One node (test/integration/sasl.test.ts starts it).
+// and the producer/consumer perf tools with SCRAM-SHA-512 and PLAIN; kcat
+// (librdkafka's sasl.oauthbearer.method=oidc) and the Java client (KIP-768's
+// OAuthBearerLoginCallbackHandler) with OAUTHBEARER tokens they fetch from a
+// client-credentials token endpoint (token-endpoint.ts), over SASL_PLAINTEXT
+// and, from an HTTPS endpoint, SASL_SSL. Each produces and consumes. One node
+// per describe block (test/integration/sasl-kit.ts starts it).
 
 import fs from 'node:fs';
 import path from 'node:path';
