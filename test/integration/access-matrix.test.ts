@@ -542,6 +542,92 @@ const ROWS: readonly Row[] = [
   })),
 ];
 
+/**
+ * A principal refused a resource learns nothing about it: a topic or group
+ * that does not exist is refused exactly like one that does (bob, on every
+ * API that names one; Kafka's rule — authorize first, then look up).
+ */
+const NOPE = 't-nope';
+const UNKNOWN_NAMES: ReadonlyArray<{ readonly api: string; readonly want: number; readonly ws?: (c: Ws) => Promise<Outcome>; readonly kafka?: (c: RawKafkaClient) => Promise<Outcome> }> = [
+  {
+    api: 'Produce', want: TOPIC,
+    ws: async ({ c }) => code((await c.produce({ acks: -1, timeoutMs: 5000, topics: [{ name: NOPE, partitions: [{ partition: 0, records: batch('x') }] }] }))!.topics[0]!.partitions[0]),
+    kafka: async (c) => code(first(first((await c.request(produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: NOPE, partitionData: [{ index: 0, records: batch('x') }] }] })).responses).partitionResponses)),
+  },
+  {
+    api: 'Fetch', want: TOPIC,
+    ws: async ({ c }) => code((await c.fetch({ maxWaitMs: 0, topics: [{ name: NOPE, partitions: [{ partition: 0, fetchOffset: 0 }] }] })).topics[0]!.partitions[0]),
+    kafka: async (c) => code(first(first((await c.request(fetchSpec, 11, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: NOPE, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }], forgottenTopicsData: [], rackId: '',
+    })).responses).partitions)),
+  },
+  {
+    api: 'ListOffsets', want: TOPIC,
+    ws: async ({ c }) => code((await c.listOffsets({ topics: [{ name: NOPE, partitions: [{ partition: 0, timestamp: -1 }] }] })).topics[0]!.partitions[0]),
+    kafka: async (c) => code(first(first((await c.request(listOffsets, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: NOPE, partitions: [{ partitionIndex: 0, timestamp: -1 }] }] })).topics).partitions)),
+  },
+  {
+    api: 'Metadata', want: TOPIC,
+    ws: async ({ c }) => code((await c.metadata([NOPE])).topics[0]),
+    kafka: async (c) => code(first((await c.request(metadata, 12, { topics: [{ topicId: '0'.repeat(32), name: NOPE }], allowAutoTopicCreation: true })).topics)),
+  },
+  {
+    api: 'OffsetForLeaderEpoch', want: TOPIC,
+    ws: async ({ c }) => code((await c.offsetForLeaderEpoch({ topics: [{ name: NOPE, partitions: [{ partition: 0, leaderEpoch: 0 }] }] })).topics[0]!.partitions[0]),
+    kafka: async (c) => code(first(first((await c.request(offsetForLeaderEpoch, 4, { replicaId: -2, topics: [{ topic: NOPE, partitions: [{ partition: 0, leaderEpoch: 0 }] }] })).topics).partitions)),
+  },
+  {
+    api: 'DeleteRecords', want: TOPIC,
+    ws: async ({ c }) => code((await c.deleteRecords({ topics: [{ name: NOPE, partitions: [{ partition: 0, offset: 0 }] }] })).topics[0]!.partitions[0]),
+    kafka: async (c) => code(first(first((await c.request(deleteRecords, 2, { topics: [{ name: NOPE, partitions: [{ partitionIndex: 0, offset: 0 }] }], timeoutMs: 5000 })).topics).partitions)),
+  },
+  {
+    api: 'CreatePartitions', want: TOPIC,
+    ws: async ({ c }) => wsCode(c.admin(ApiKey.CreatePartitions, { topic: NOPE, count: 2 })),
+    kafka: async (c) => code(first((await c.request(createPartitions, 2, { topics: [{ name: NOPE, count: 2, assignments: null }], timeoutMs: 5000, validateOnly: false })).results)),
+  },
+  {
+    api: 'DeleteTopics', want: TOPIC,
+    ws: async ({ c }) => code((await c.admin(ApiKey.DeleteTopics, { names: [NOPE] })).topics[0]),
+    kafka: async (c) => code(first((await c.request(deleteTopics, 4, { topicNames: [NOPE], timeoutMs: 5000 })).responses)),
+  },
+  {
+    api: 'DescribeConfigs', want: TOPIC,
+    ws: async ({ c }) => wsCode(c.admin(ApiKey.DescribeConfigs, { resourceType: 'topic', resourceName: NOPE })),
+    kafka: async (c) => code(first((await c.request(describeConfigs, 4, { resources: [{ resourceType: 2, resourceName: NOPE, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false })).results)),
+  },
+  {
+    api: 'AlterConfigs', want: TOPIC,
+    ws: async ({ c }) => code((await c.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'topic', resourceName: NOPE, set: { 'retention.ms': '1000' } }] })).resources[0]),
+    kafka: async (c) => code(first((await c.request(alterConfigs, 1, { resources: [{ resourceType: 2, resourceName: NOPE, configs: [{ name: 'retention.ms', value: '1000' }] }], validateOnly: false })).responses)),
+  },
+  {
+    api: 'IncrementalAlterConfigs', want: TOPIC,
+    kafka: async (c) => code(first((await c.request(incrementalAlterConfigs, 1, { resources: [{ resourceType: 2, resourceName: NOPE, configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }], validateOnly: false })).responses)),
+  },
+  {
+    api: 'DescribeConfigs (broker)', want: CLUSTER,
+    ws: async ({ c }) => wsCode(c.admin(ApiKey.DescribeConfigs, { resourceType: 'cluster', resourceName: '' })),
+    kafka: async (c) => code(first((await c.request(describeConfigs, 4, { resources: [{ resourceType: 4, resourceName: '', configurationKeys: null }], includeSynonyms: false, includeDocumentation: false })).results)),
+  },
+  {
+    api: 'DescribeGroups', want: GROUP,
+    ws: async ({ c }) => code((await c.describeGroups(['g-nope'])).groups[0]),
+    kafka: async (c) => code(first((await c.request(describeGroups, 5, { groups: ['g-nope'], includeAuthorizedOperations: false })).groups)),
+  },
+  {
+    api: 'DeleteGroups', want: GROUP,
+    ws: async ({ c }) => code((await c.deleteGroups(['g-nope'])).results[0]),
+    kafka: async (c) => code(first((await c.request(deleteGroups, 2, { groupsNames: ['g-nope'] })).results)),
+  },
+  {
+    api: 'OffsetDelete', want: GROUP,
+    ws: async ({ raw }) => code(await raw(ApiKey.OffsetDelete, { groupId: 'g-nope', topics: [{ name: TOPIC_NAME, partitions: [0] }] })),
+    kafka: async (c) => code(await c.request(offsetDelete, 0, { groupId: 'g-nope', topics: [{ name: TOPIC_NAME, partitions: [{ partitionIndex: 0 }] }] })),
+  },
+];
+
 const rowName = (key: number): string => (key === 44 ? 'IncrementalAlterConfigs' : apiName(key));
 
 describe('access matrix: every API × six identities on both protocols (real node: SASL and an authorizer)', function () {
@@ -690,6 +776,22 @@ describe('access matrix: every API × six identities on both protocols (real nod
       await waitFor('the connection closed', async () => !ws.link.isOpen || undefined, { timeoutMs: 5000, intervalMs: 20 });
     }
   });
+
+  for (const proto of ['ws', 'kafka'] as const) {
+    it(`${proto}: names bob may not touch are refused alike whether they exist or not (${UNKNOWN_NAMES.filter((p) => p[proto]).map((p) => p.api).join(', ')})`, async () => {
+      const c = await connectionOf(proto, 'bob', false);
+      const got: Record<string, Outcome> = {};
+      const want: Record<string, Outcome> = {};
+      for (const p of UNKNOWN_NAMES) {
+        const run = p[proto] as ((c: unknown) => Promise<Outcome>) | undefined;
+        if (!run) continue;
+        got[p.api] = await run(c);
+        want[p.api] = p.want;
+      }
+      expect(got).to.deep.equal(want);
+      expect(await topicCode(NOPE), 'nothing created').to.equal(Errors.UNKNOWN_TOPIC_OR_PARTITION.code);
+    });
+  }
 
   for (const proto of ['ws', 'kafka'] as const) {
     for (const row of ROWS) {
