@@ -717,7 +717,7 @@ describe('access matrix: every API × six identities on both protocols (real nod
         await c.close();
         return undefined;
       }
-    }, { timeoutMs: 30_000, intervalMs: 250 });
+    }, { timeoutMs: 60_000, intervalMs: 250 });
     const topics = [
       TOPIC_NAME, 't-p-ws', 't-p-k', 't-del-ws', 't-del-k', 't-cp-ws', 't-cp-k', 't-ac-ws', 't-ac-k', 't-iac-k',
       ...(['ws', 'kafka'] as const).flatMap((p) => ['keep', 'admin', 'alice'].map((w) => `t-dt-${P(p)}-${w}`)),
@@ -775,6 +775,17 @@ describe('access matrix: every API × six identities on both protocols (real nod
       expect(await wsCode(ws.c.authenticate(sasl)), sasl.mechanism).to.equal(SASL_FAILED);
       await waitFor('the connection closed', async () => !ws.link.isOpen || undefined, { timeoutMs: 5000, intervalMs: 20 });
     }
+  });
+
+  it('refuses a re-authentication as another principal (KIP-368) and closes the connection, on both protocols', async () => {
+    const ws = (await login('ws', 'bob')) as Ws;
+    expect(await wsCode(ws.c.authenticate(wsLogin('alice'))), 'ws: bob re-authenticating as alice').to.equal(SASL_FAILED);
+    await waitFor('the WebSocket closed', async () => !ws.link.isOpen || undefined, { timeoutMs: 5000, intervalMs: 20 });
+    const k = (await login('kafka', 'bob')) as RawKafkaClient;
+    const l = oneStepLogin('alice');
+    expect(code(await k.request(saslHandshake, 1, { mechanism: l.mechanism }))).to.equal(0);
+    expect(code(await k.request(saslAuthenticate, 2, { authBytes: l.bytes })), 'kafka: bob re-authenticating as alice').to.equal(SASL_FAILED);
+    expect(await k.request(apiVersions, 3, { clientSoftwareName: 'matrix', clientSoftwareVersion: '1' }).then(() => 'answered', () => CLOSED)).to.equal(CLOSED);
   });
 
   for (const proto of ['ws', 'kafka'] as const) {
