@@ -314,11 +314,10 @@ const ROWS: readonly Row[] = [
     kafka: async (c) => servedAs(Errors.MEMBER_ID_REQUIRED.code)(code(await c.request(joinGroup, 9, { groupId: 'g-1', sessionTimeoutMs: 6000, rebalanceTimeoutMs: 6000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null }))),
   },
   {
-    // A member the group does not know: UNKNOWN_MEMBER_ID, served. (No protocol type/name: Sluice checks them
-    // before the member, Kafka after — a stranger naming a protocol gets INCONSISTENT_GROUP_PROTOCOL here.)
+    // A member the group does not know: UNKNOWN_MEMBER_ID, served (checked before the protocol it names, as in Kafka).
     key: ApiKey.SyncGroup, bob: GROUP, alice: UNKNOWN_MEMBER, admin: UNKNOWN_MEMBER,
     ws: async ({ c }) => wsCode(c.syncGroup({ groupId: 'g-1', generationId: 1, memberId: 'stranger' })),
-    kafka: async (c) => code(await c.request(syncGroup, 5, { groupId: 'g-1', generationId: 1, memberId: 'stranger', groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] })),
+    kafka: async (c) => code(await c.request(syncGroup, 5, { groupId: 'g-1', generationId: 1, memberId: 'stranger', groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [] })),
   },
   {
     key: ApiKey.Heartbeat, bob: GROUP, alice: UNKNOWN_MEMBER, admin: UNKNOWN_MEMBER,
