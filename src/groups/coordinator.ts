@@ -282,10 +282,7 @@ export class GroupCoordinator implements OffsetsHost {
     if ('error' in found) return syncError(found.error, found.message);
     const entry = found.shard.groups.get(req.groupId);
     if (!entry) return syncError(Errors.UNKNOWN_MEMBER_ID, `group ${req.groupId} does not exist`);
-    const g = entry.group;
-    if ((req.protocolType != null && req.protocolType !== g.protocolType) || (req.protocolName != null && req.protocolName !== g.protocolName)) {
-      return syncError(Errors.INCONSISTENT_GROUP_PROTOCOL, `group ${req.groupId} has protocol ${g.protocolType}/${g.protocolName}, not ${req.protocolType}/${req.protocolName}`);
-    }
+    // The protocol the member names is checked after its membership and generation (group.ts), as Kafka does.
     const assignments = req.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) }));
     return this.parked<SyncGroupResponse>((token) => entry.group.sync(token, { ...req, assignments }), found.shard, entry);
   }

@@ -16,6 +16,7 @@
 // the principal may not describe.
 
 import { Errors, SluiceError, type ErrorInfo } from '../util/errors.js';
+import { ApiKey } from '../protocol/api-keys.js';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType, type AclOperationCode, type ResourceTypeCode } from '../security/acl.js';
 import { ACCESS_RULES, type AccessRule } from '../security/access-rules.js';
 import type { Authorizer } from '../security/authorizer.js';
@@ -274,6 +275,25 @@ function mergeItems<T, R>(items: readonly T[], ok: readonly boolean[], answered:
   return items.map((item, i) => (ok[i] ? answered[next++]! : refused(item)));
 }
 
+/**
+ * Controller calls whose whole request needs one operation on the cluster: the
+ * API (key) whose ACCESS_RULES entry says which. The broker's checkRequest
+ * already applied it for requests from a client; this guard holds it for
+ * every path that reaches the controller call.
+ */
+const CLUSTER_CALLS: ReadonlyMap<string, number> = new Map([
+  ['electLeaders', ApiKey.ElectLeaders],
+  ['alterReassignments', ApiKey.AlterPartitionReassignments],
+  ['generateReassignmentPlan', ApiKey.AlterPartitionReassignments],
+  ['listReassignments', ApiKey.ListPartitionReassignments],
+  ['describeQuorum', ApiKey.DescribeQuorum],
+  ['describeClientQuotas', ApiKey.DescribeClientQuotas],
+  ['alterClientQuotas', ApiKey.AlterClientQuotas],
+  ['createAcls', ApiKey.CreateAcls],
+  ['deleteAcls', ApiKey.DeleteAcls],
+  ['alterUserScramCredentials', ApiKey.AlterUserScramCredentials],
+]);
+
 function guardedController(call: ControllerCall, a: RequestAccess): ControllerCall {
   const configOk = (type: string, name: string, op: AclOperationCode): boolean => (type === 'topic'
     ? a.allowed(op, ResourceType.TOPIC, name)
@@ -281,6 +301,9 @@ function guardedController(call: ControllerCall, a: RequestAccess): ControllerCa
   const configRefusal = (type: string, name: string, op: AclOperationCode): Item => (type === 'topic'
     ? refusal(Errors.TOPIC_AUTHORIZATION_FAILED, `${a.who()} may not ${opName(op)} topic ${name}`)
     : refusal(Errors.CLUSTER_AUTHORIZATION_FAILED, `${a.who()} may not ${opName(op)} the cluster`));
+  // The operations come from the one table (access-rules.ts), never written again here.
+  const describeOp = a.rule(ApiKey.DescribeConfigs)!.configResource!;
+  const alterOp = a.rule(ApiKey.AlterConfigs)!.configResource!;
   const guarded = async (api: string, body: Record<string, unknown>): Promise<unknown> => {
     switch (api) {
       case 'createTopics': {
@@ -304,42 +327,32 @@ function guardedController(call: ControllerCall, a: RequestAccess): ControllerCa
       case 'describeConfigs': {
         const type = String(body.resourceType);
         const name = String(body.resourceName);
-        return configOk(type, name, AclOperation.DESCRIBE_CONFIGS) ? call(api, body) : configRefusal(type, name, AclOperation.DESCRIBE_CONFIGS);
+        return configOk(type, name, describeOp) ? call(api, body) : configRefusal(type, name, describeOp);
       }
       case 'alterConfigs': {
         const resources = (body.resources ?? []) as Array<{ resourceType: string; resourceName: string }>;
-        const ok = resources.map((r) => configOk(r.resourceType, r.resourceName, AclOperation.ALTER_CONFIGS));
+        const ok = resources.map((r) => configOk(r.resourceType, r.resourceName, alterOp));
         const allowed = resources.filter((_, i) => ok[i]);
         const res = allowed.length > 0 ? await call<{ resources: unknown[] }>(api, { ...body, resources: allowed }) : { resources: [] };
         return {
           ...res,
-          resources: mergeItems(resources, ok, res.resources, (r) => ({ resourceType: r.resourceType, resourceName: r.resourceName, ...configRefusal(r.resourceType, r.resourceName, AclOperation.ALTER_CONFIGS) })),
+          resources: mergeItems(resources, ok, res.resources, (r) => ({ resourceType: r.resourceType, resourceName: r.resourceName, ...configRefusal(r.resourceType, r.resourceName, alterOp) })),
         };
       }
       case 'electLeaders':
-        a.requireCluster(AclOperation.ALTER, 'ElectLeaders');
-        return call(api, body);
       case 'alterReassignments':
       case 'generateReassignmentPlan':
-        a.requireCluster(AclOperation.ALTER, 'AlterPartitionReassignments');
-        return call(api, body);
       case 'listReassignments':
-        a.requireCluster(AclOperation.DESCRIBE, 'ListPartitionReassignments');
-        return call(api, body);
       case 'describeQuorum':
-        a.requireCluster(AclOperation.DESCRIBE, 'DescribeQuorum');
-        return call(api, body);
       case 'describeClientQuotas':
-        a.requireCluster(AclOperation.DESCRIBE_CONFIGS, 'DescribeClientQuotas');
-        return call(api, body);
       case 'alterClientQuotas':
-        a.requireCluster(AclOperation.ALTER_CONFIGS, 'AlterClientQuotas');
-        return call(api, body);
       case 'createAcls':
       case 'deleteAcls':
-      case 'alterUserScramCredentials':
-        a.requireCluster(AclOperation.ALTER, api);
+      case 'alterUserScramCredentials': {
+        const key = CLUSTER_CALLS.get(api)!;
+        a.requireCluster(a.rule(key)!.cluster!, ACCESS_RULES.get(key)!.api);
         return call(api, body);
+      }
       default:
         // A controller call this layer has no rule for: refused, never passed through unchecked.
         throw new SluiceError(Errors.CLUSTER_AUTHORIZATION_FAILED, `no access rule for controller call ${api}`);

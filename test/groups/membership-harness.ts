@@ -78,10 +78,11 @@ export class GroupDriver {
     return { memberId: first!.memberId, token: this.join(first!.memberId, opts) };
   }
 
-  sync(memberId: string, generationId: number, assignments: Record<string, string> = {}, groupInstanceId: string | null = null): number {
+  sync(memberId: string, generationId: number, assignments: Record<string, string> = {}, groupInstanceId: string | null = null,
+    protocol: { protocolType?: string | null; protocolName?: string | null } = {}): number {
     const t = this.token();
     this.take(this.group.sync(t, {
-      memberId, groupInstanceId, generationId, assignments: Object.entries(assignments).map(([m, a]) => ({ memberId: m, assignment: bytes(a) })),
+      memberId, groupInstanceId, generationId, assignments: Object.entries(assignments).map(([m, a]) => ({ memberId: m, assignment: bytes(a) })), ...protocol,
     }));
     return t;
   }

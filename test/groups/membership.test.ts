@@ -216,6 +216,17 @@ describe('group membership (pure)', () => {
       expect(d.group.commitProblem(a, null, 2)).to.equal(null);
     });
 
+    it('checks a SyncGroup\'s protocol after its member and generation, as Kafka does', () => {
+      const d = new GroupDriver();
+      const a = d.stableWithOne();
+      const wrong = { protocolType: 'connect', protocolName: 'range' };
+      expect(d.syncAnswer(d.sync('stranger', 1, {}, null, wrong)).errorCode, 'a stranger').to.equal(code(Errors.UNKNOWN_MEMBER_ID));
+      expect(d.syncAnswer(d.sync(a, 7, {}, null, wrong)).errorCode, 'a stale generation').to.equal(code(Errors.ILLEGAL_GENERATION));
+      expect(d.syncAnswer(d.sync(a, 1, {}, null, wrong)).errorCode, 'the wrong type').to.equal(code(Errors.INCONSISTENT_GROUP_PROTOCOL));
+      expect(d.syncAnswer(d.sync(a, 1, {}, null, { protocolType: 'consumer', protocolName: 'sticky' })).errorCode, 'the wrong name').to.equal(code(Errors.INCONSISTENT_GROUP_PROTOCOL));
+      expect(d.syncAnswer(d.sync(a, 1, {}, null, { protocolType: 'consumer', protocolName: 'range' })).errorCode, 'the right one').to.equal(0);
+    });
+
     it('accepts generation -1 commits only while the group has no members', () => {
       const d = new GroupDriver();
       expect(d.group.commitProblem('', null, -1)).to.equal(null);

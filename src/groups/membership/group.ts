@@ -448,6 +448,10 @@ export class Group {
     if (input.generationId !== this.generation) {
       return refusal(Errors.ILLEGAL_GENERATION, `generation ${input.generationId} is not the current generation ${this.generation} of ${this.groupId}`);
     }
+    const wrongType = input.protocolType != null && input.protocolType !== this.protocolTypeNow;
+    if (wrongType || (input.protocolName != null && input.protocolName !== this.protocolNameNow)) {
+      return refusal(Errors.INCONSISTENT_GROUP_PROTOCOL, `group ${this.groupId} has protocol ${this.protocolTypeNow}/${this.protocolNameNow}, not ${input.protocolType}/${input.protocolName}`);
+    }
     if (this.stateNow === 'PreparingRebalance') return refusal(Errors.REBALANCE_IN_PROGRESS, `group ${this.groupId} is rebalancing; rejoin`);
     return null;
   }

@@ -33,6 +33,9 @@ export interface SyncInput {
   readonly generationId: number;
   /** The leader's assignment per member; empty from the other members. */
   readonly assignments: ReadonlyArray<{ readonly memberId: string; readonly assignment: Uint8Array }>;
+  /** SyncGroup v5+: the protocol the member believes the group chose; checked after the member and generation (Kafka's order). */
+  readonly protocolType?: string | null;
+  readonly protocolName?: string | null;
 }
 
 export interface MemberRef {
