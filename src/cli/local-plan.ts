@@ -303,6 +303,7 @@ export function nextSteps(plan: LocalPlan, sluice = 'sluice', adminPassword = '<
     `  add a broker-only node (a metadata observer):`,
     `    ${sluice} server --node-id ${extraId} --roles broker --listen ${scheme}://${LOCAL_HOST}:${extraBrokerPort} `
       + `--controller-listen ${scheme}://${LOCAL_HOST}:${extraBrokerPort + 1} --controller-quorum ${plan.quorum} --data-dir ./broker-${extraId}${tlsNode}`,
+    ...(a ? ['    (with --auth also the others\' --authorizer, --super-users and SASL flags, and its certificate\'s subject in every node\'s --super-users: see docs/security.md)'] : []),
     '  stop: Ctrl-C (a second Ctrl-C kills the nodes at once); run the same command again to resume',
   ];
 }
