@@ -1,14 +1,18 @@
-// Plain against TLS, in one run: the same 100-byte records, acks=all, RF=3
+// Plain against TLS and TLS + SCRAM, in one run: the same 100-byte records, acks=all, RF=3
 // (min.insync.replicas 2), one partition, produced by Sluice's Producer and
 // read back by its Consumer over the WebSocket listener — first on a plain
 // 3-node cluster, then on one with every listener and link on TLS
 // (wss://, node-to-node mTLS, ssl.client.auth=required, the client with a
 // certificate). Each row: produce and consume records/s and the brokers' CPU
 // seconds per million records (all three processes, from /proc); the ratio
-// lines are TLS / plain.
+// lines are each mode / plain.
 //
-// MODES is the hook for further rows: a TLS+SCRAM mode adds its server
-// flags and client options there once SASL lands (docs/security.md).
+// The third mode adds SASL: the WebSocket listener requires a login
+// (ws.sasl.required), the client logs in with SCRAM-SHA-512 over wss://
+// (no client certificate); the nodes' fetchers authenticate by their
+// certificates. Its user is created first through a certificate client.
+// (The bench drives the WebSocket listener only; the Kafka path has its own
+// scenario, kafka-path.)
 //
 // Run: node dist/bench/tls.bench.js [--records N] [--rounds R] [--json]
 
@@ -30,7 +34,28 @@ const BATCH_BYTES = 65_536;
 /** A security mode: the nodes' extra flags and the client's options, given a scratch dir for files. */
 interface Mode {
   readonly name: string;
-  setup(dir: string): { tls?: (id: number) => readonly string[]; client: Partial<NodeClientOptions> };
+  setup(dir: string): {
+    tls?: (id: number) => readonly string[];
+    client: Partial<NodeClientOptions>;
+    /** Options of the client that waits for the cluster, creates the topic and runs `prepare` (default: `client`'s). */
+    admin?: Partial<NodeClientOptions>;
+    prepare?: (admin: Client) => Promise<void>;
+  };
+}
+
+const SCRAM_USER = 'bench';
+const SCRAM_PASSWORD = 'bench-password';
+
+/** A CA, three node keystores and a client certificate in `dir`; the nodes' TLS flags. */
+function benchTls(dir: string): { tls: (id: number) => readonly string[]; ca: string; client: { certPem: string; keyPem: string } } {
+  const ca = createCa({ subject: [['CN', 'bench CA']] });
+  fs.writeFileSync(path.join(dir, 'ca.pem'), ca.certPem);
+  for (const id of [1, 2, 3]) writeKeystore(path.join(dir, `node-${id}.pem`), issueCert(ca, { subject: [['CN', `node-${id}`]], ipAddresses: ['127.0.0.1'] }));
+  return {
+    tls: (id) => ['--ssl-keystore-location', path.join(dir, `node-${id}.pem`), '--ssl-truststore-location', path.join(dir, 'ca.pem'), '--ssl-client-auth', 'required'],
+    ca: ca.certPem,
+    client: issueCert(ca, { subject: [['CN', 'bench-client']] }),
+  };
 }
 
 const MODES: readonly Mode[] = [
@@ -38,17 +63,23 @@ const MODES: readonly Mode[] = [
   {
     name: 'TLS (mTLS between nodes and for the client)',
     setup: (dir) => {
-      const ca = createCa({ subject: [['CN', 'bench CA']] });
-      fs.writeFileSync(path.join(dir, 'ca.pem'), ca.certPem);
-      for (const id of [1, 2, 3]) writeKeystore(path.join(dir, `node-${id}.pem`), issueCert(ca, { subject: [['CN', `node-${id}`]], ipAddresses: ['127.0.0.1'] }));
-      const client = issueCert(ca, { subject: [['CN', 'bench-client']] });
+      const t = benchTls(dir);
+      return { tls: t.tls, client: { tls: { ca: t.ca, cert: t.client.certPem, key: t.client.keyPem } } };
+    },
+  },
+  {
+    name: 'TLS + SCRAM-SHA-512 (login required; nodes by mTLS)',
+    setup: (dir) => {
+      const t = benchTls(dir);
       return {
-        tls: (id) => ['--ssl-keystore-location', path.join(dir, `node-${id}.pem`), '--ssl-truststore-location', path.join(dir, 'ca.pem'), '--ssl-client-auth', 'required'],
-        client: { tls: { ca: ca.certPem, cert: client.certPem, key: client.keyPem } },
+        // The broker listener asks for certificates (the nodes present theirs) and otherwise wants a SASL login.
+        tls: (id) => [...t.tls(id), '--broker-ssl-client-auth', 'requested', '--ws-sasl-required'],
+        admin: { tls: { ca: t.ca, cert: t.client.certPem, key: t.client.keyPem } },
+        client: { tls: { ca: t.ca }, sasl: { mechanism: 'SCRAM-SHA-512', username: SCRAM_USER, password: SCRAM_PASSWORD } },
+        prepare: (admin) => admin.admin().alterUserScramCredentials({ upsertions: [{ user: SCRAM_USER, mechanism: 'SCRAM-SHA-512', password: SCRAM_PASSWORD }] }),
       };
     },
   },
-  // Next: { name: 'TLS + SCRAM-SHA-512', setup: (dir) => ({ tls: ..., client: { tls: ..., sasl: ... } }) } once SASL lands.
 ];
 
 interface Row {
@@ -106,20 +137,25 @@ async function consume(client: Client, topic: string, records: number): Promise<
 
 async function runMode(mode: Mode, records: number, log: (s: string) => void): Promise<Row> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-tls-'));
-  const { tls, client: clientOpts } = mode.setup(dir);
+  const { tls, client: clientOpts, admin: adminOpts, prepare } = mode.setup(dir);
   const cluster = await ProcessCluster.create({ size: 3, brokers: true, logLevel: 'warn', ...(tls ? { tls } : {}) });
   cluster.startAll();
-  const client = new Client({ bootstrap: cluster.brokerUrls.join(','), clientId: 'bench-tls', ...clientOpts });
+  const admin = new Client({ bootstrap: cluster.brokerUrls.join(','), clientId: 'bench-tls-admin', ...(adminOpts ?? clientOpts) });
+  let client: Client | undefined;
   try {
-    await waitFor('3 unfenced brokers', async () => (await client.admin().describeCluster()).brokers.filter((b) => !b.fenced).length === 3, { timeoutMs: 60_000, intervalMs: 200 });
-    await client.admin().createTopics({ topics: [{ topic: 'bench', numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } }] });
+    await waitFor('3 unfenced brokers', async () => (await admin.admin().describeCluster()).brokers.filter((b) => !b.fenced).length === 3, { timeoutMs: 60_000, intervalMs: 200 });
+    await prepare?.(admin);
+    await admin.admin().createTopics({ topics: [{ topic: 'bench', numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } }] });
+    client = new Client({ bootstrap: cluster.brokerUrls.join(','), clientId: 'bench-tls', ...clientOpts });
+    const c0 = client;
     log(`${mode.name}: produce ${records} records`);
-    const p = await measured(cluster, records, () => produce(client, 'bench', records));
+    const p = await measured(cluster, records, () => produce(c0, 'bench', records));
     log(`${mode.name}: consume`);
-    const c = await measured(cluster, records, () => consume(client, 'bench', records));
+    const c = await measured(cluster, records, () => consume(c0, 'bench', records));
     return { mode: mode.name, records, produceRecordsPerS: p.perS, consumeRecordsPerS: c.perS, produceBrokerCpuSPerM: p.cpuPerM, consumeBrokerCpuSPerM: c.cpuPerM };
   } finally {
-    client.close();
+    client?.close();
+    admin.close();
     await cluster.cleanup();
     fs.rmSync(dir, { recursive: true, force: true });
   }

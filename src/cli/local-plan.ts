@@ -33,6 +33,8 @@ export interface LocalOptions {
   readonly nodes: number;
   /** --tls: every listener on TLS with a throw-away CA under <data-dir>/tls (node-to-node mTLS required). */
   readonly tls?: boolean;
+  /** --auth (with --tls): ACLs, super users, SASL logins required on both client listeners, an admin SCRAM user. */
+  readonly auth?: boolean;
   /** As the user gave it (shown in the table); children get the absolute path. */
   readonly dataDir: string;
   readonly basePort: number;
@@ -69,11 +71,33 @@ export interface LocalTlsPlan {
 
 export const LOCAL_TLS_DIR = 'tls';
 
+/** The SCRAM user `sluice local --auth` makes for the operator (a super user). */
+export const LOCAL_ADMIN_USER = 'admin';
+export const LOCAL_ADMIN_MECHANISM = 'SCRAM-SHA-512';
+
+/** What --auth turns on (present only with --tls). */
+export interface LocalAuthPlan {
+  readonly adminUser: string;
+  readonly mechanism: string;
+  /** A properties file (mode 0600) with the admin's password: `--command-config` of the CLI, a Java client's config. */
+  readonly adminProperties: string;
+  /** super.users: every node's certificate subject, the CLI certificate's and User:admin (';'-separated, as Kafka's). */
+  readonly superUsers: string;
+  /** The principal of the CLI's client certificate. */
+  readonly cliPrincipal: string;
+}
+
+/** The principal a `sluice local --tls` certificate gets under the DEFAULT mapping rule (tls-certs.ts writes O=sluice local, CN=<cn>). */
+export function localCertPrincipal(cn: string): string {
+  return `User:CN=${cn},O=sluice local`;
+}
 export interface LocalPlan {
   /** --data-dir as the user gave it. */
   readonly dataDir: string;
   /** Present with --tls. */
   readonly tls: LocalTlsPlan | undefined;
+  /** Present with --auth. */
+  readonly auth: LocalAuthPlan | undefined;
   readonly nodes: readonly LocalNodePlan[];
   /** controller.quorum.voters: every node, id@127.0.0.1:controllerPort. */
   readonly quorum: string;
@@ -90,8 +114,11 @@ export function basePortMax(nodes: number): number {
 }
 
 /** A one-line reason when the flags are out of range, else undefined (yargs .check turns it into usage + exit 2). */
-export function validateLocalFlags(opts: { nodes: unknown; basePort: unknown; dataDir: unknown }): string | undefined {
+export function validateLocalFlags(opts: { nodes: unknown; basePort: unknown; dataDir: unknown; tls?: unknown; auth?: unknown }): string | undefined {
   const { nodes, basePort, dataDir } = opts;
+  if (opts.auth === true && opts.tls !== true) {
+    return '--auth needs --tls: the nodes authenticate each other by certificate and logins must not cross the network in the clear (run sluice local --tls --auth)';
+  }
   if (typeof nodes !== 'number' || !Number.isInteger(nodes) || nodes < 1 || nodes > LOCAL_NODES_MAX) {
     return `--nodes must be an integer from 1 to ${LOCAL_NODES_MAX}, got ${String(nodes)}`;
   }
@@ -113,6 +140,13 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
       nodeKeystore: (id) => path.join(tlsDir, `node-${id}.pem`),
     }
     : undefined;
+  const cliPrincipal = localCertPrincipal('sluice-cli');
+  const auth: LocalAuthPlan | undefined = opts.auth && tls
+    ? {
+      adminUser: LOCAL_ADMIN_USER, mechanism: LOCAL_ADMIN_MECHANISM, adminProperties: path.join(tlsDir, 'admin.properties'), cliPrincipal,
+      superUsers: [...Array.from({ length: opts.nodes }, (_, i) => localCertPrincipal(`node-${i + 1}`)), cliPrincipal, `User:${LOCAL_ADMIN_USER}`].join(';'),
+    }
+    : undefined;
   for (let id = 1; id <= opts.nodes; id++) {
     const brokerPort = opts.basePort + 2 * (id - 1);
     const controllerPort = brokerPort + 1;
@@ -132,6 +166,7 @@ export function planLocalCluster(opts: LocalOptions): LocalPlan {
   return {
     dataDir: opts.dataDir,
     tls,
+    auth,
     nodes,
     quorum: nodes.map((n) => `${n.id}@${LOCAL_HOST}:${n.controllerPort}`).join(','),
     ports: nodes.flatMap((n) => [n.brokerPort, n.controllerPort, n.kafkaPort, n.httpPort]),
@@ -146,10 +181,19 @@ export function serverArgs(plan: LocalPlan, node: LocalNodePlan): string[] {
   const tls = plan.tls
     ? ['--ssl-keystore-location', plan.tls.nodeKeystore(node.id), '--ssl-truststore-location', plan.tls.caFile, '--ssl-client-auth', 'required']
     : [];
+  // --auth: the controller listener keeps requiring node certificates; the client listeners ask for one (the nodes'
+  // fetchers and the CLI present theirs) and otherwise want a SASL login; the authorizer lets the nodes and the admins do anything.
+  const auth = plan.auth
+    ? [
+      '--broker-ssl-client-auth', 'requested', '--kafka-ssl-client-auth', 'requested', '--ws-sasl-required',
+      '--sasl-enabled-mechanisms', 'SCRAM-SHA-256,SCRAM-SHA-512', '--authorizer', 'acl', '--super-users', plan.auth.superUsers,
+    ]
+    : [];
+  const kafkaListen = plan.auth ? `SASL_SSL://${node.kafkaAddress}` : plan.tls ? `SSL://${node.kafkaAddress}` : node.kafkaAddress;
   return [
     '--node-id', String(node.id), '--roles', LOCAL_ROLES,
-    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl, '--kafka-listen', plan.tls ? `SSL://${node.kafkaAddress}` : node.kafkaAddress,
-    '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs, ...tls,
+    '--listen', node.brokerUrl, '--controller-listen', node.controllerUrl, '--kafka-listen', kafkaListen,
+    '--controller-quorum', plan.quorum, '--data-dir', node.dataDirAbs, ...tls, ...auth,
     '--http-listen', `http://${LOCAL_HOST}:${node.httpPort}`, ...(plan.consoleAdmin ? ['--console-admin'] : []),
   ];
 }
@@ -185,7 +229,7 @@ function pad(rows: readonly string[][]): string[] {
  * user invoked the command (e.g. `node dist/src/cli/main.js` without a
  * linked binary), so the printed commands can be pasted as they are.
  */
-export function readyReport(plan: LocalPlan, running: readonly RunningNode[], clusterId: string, sluice = 'sluice'): string {
+export function readyReport(plan: LocalPlan, running: readonly RunningNode[], clusterId: string, sluice = 'sluice', adminPassword?: string): string {
   const rows = [
     ['node', 'roles', 'broker listener', 'Kafka listener', 'controller listener', 'data dir', 'pid'],
     ...running.map((r) => [String(r.plan.id), LOCAL_ROLES, r.plan.brokerUrl, r.plan.kafkaAddress, r.plan.controllerUrl, r.plan.dataDir, String(r.pid)]),
@@ -196,16 +240,23 @@ export function readyReport(plan: LocalPlan, running: readonly RunningNode[], cl
     ...pad(rows),
     '',
     `  bootstrap  ${plan.bootstrap}`,
-    `  Kafka      bootstrap.servers=${plan.kafkaBootstrap}${plan.tls ? ' (security.protocol=SSL)' : ''}`,
-    ...(plan.tls ? [
+    `  Kafka      bootstrap.servers=${plan.kafkaBootstrap}${plan.auth ? ` (security.protocol=SASL_SSL, sasl.mechanism=${plan.auth.mechanism})` : plan.tls ? ' (security.protocol=SSL)' : ''}`,
+    ...(plan.tls && !plan.auth ? [
       `  TLS        CA ${plan.tls.caFile}`,
       `             client certificate ${plan.tls.clientCert}, key ${plan.tls.clientKey} (ssl.client.auth=required)`,
+    ] : []),
+    ...(plan.tls && plan.auth ? [
+      `  TLS        CA ${plan.tls.caFile} (nodes authenticate each other by certificate)`,
+      `  auth       ACLs on; every client logs in: SASL (SCRAM-SHA-256/512) or the CLI certificate`,
+      `  admin      user ${plan.auth.adminUser}, password ${adminPassword ?? '(see the file)'} (${plan.auth.mechanism}; in ${plan.auth.adminProperties})`,
+      `             or the client certificate ${plan.tls.clientCert}, key ${plan.tls.clientKey} (${plan.auth.cliPrincipal})`,
+      `  super.users ${plan.auth.superUsers}`,
     ] : []),
     `  console    ${plan.nodes[0]?.consoleUrl ?? ''} (every node serves one; /metrics beside it)${plan.consoleAdmin ? ', admin actions on' : ''}`,
     `  quorum     ${plan.quorum}`,
     `  logs       ${path.join(plan.dataDir, `${NODE_DIR_PREFIX}<id>`, SERVER_LOG)}`,
     '',
-    ...nextSteps(plan, sluice),
+    ...nextSteps(plan, sluice, adminPassword),
     '',
   ].join('\n');
 }
@@ -214,25 +265,37 @@ export function readyReport(plan: LocalPlan, running: readonly RunningNode[], cl
  * What to try next. Only what works today: extend this list (and nothing
  * else) as the client commands arrive.
  */
-export function nextSteps(plan: LocalPlan, sluice = 'sluice'): string[] {
+export function nextSteps(plan: LocalPlan, sluice = 'sluice', adminPassword = '<admin password>'): string[] {
   const last = plan.nodes.at(-1);
   const extraId = plan.nodes.length + 1;
   const extraBrokerPort = (last?.controllerPort ?? 0) + 1;
   const t = plan.tls;
+  const a = plan.auth;
   const scheme = t ? 'wss' : 'ws';
   const tlsNode = t ? ` --ssl-keystore-location <its cert+key PEM> --ssl-truststore-location ${t.caFile} --ssl-client-auth required` : '';
   return [
     'Next:',
-    ...(t ? [
+    ...(t && !a ? [
       '  every command below needs the CA and the client certificate; set them once:',
       `    export SLUICE_BOOTSTRAP=${plan.bootstrap} SLUICE_TLS_CA=${t.caFile} SLUICE_TLS_CERT=${t.clientCert} SLUICE_TLS_KEY=${t.clientKey}`,
+    ] : []),
+    ...(t && a ? [
+      '  every command below needs the CA and a login; as the admin user:',
+      `    export SLUICE_BOOTSTRAP=${plan.bootstrap} SLUICE_TLS_CA=${t.caFile} SLUICE_SASL_MECHANISM=${a.mechanism} SLUICE_SASL_USERNAME=${a.adminUser} SLUICE_SASL_PASSWORD=${adminPassword}`,
+      `  (or, instead of the SASL variables, the CLI certificate: SLUICE_TLS_CERT=${t.clientCert} SLUICE_TLS_KEY=${t.clientKey})`,
     ] : []),
     `  clients connect with --bootstrap ${plan.bootstrap} (or SLUICE_BOOTSTRAP)`,
     `  create a topic:        ${sluice} topics create --topic demo --partitions 3 --replication-factor 3`,
     `  produce lines:         echo hello | ${sluice} produce --topic demo`,
     `  read them back:        ${sluice} consume --topic demo --from-beginning --max-messages 1`,
     `  the cluster:           ${sluice} cluster status`,
-    t
+    ...(a ? [
+      `  a user of your own:    SLUICE_USER_PASSWORD=alice-secret ${sluice} users create alice`,
+      `  let it produce:        ${sluice} acls add --allow-principal User:alice --operation Write --operation Create --topic alice- --resource-pattern-type prefixed`,
+    ] : []),
+    t && a
+      ? `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -X security.protocol=SASL_SSL -X sasl.mechanisms=${a.mechanism} -X sasl.username=${a.adminUser} -X sasl.password=${adminPassword} -X ssl.ca.location=${t.caFile} -L`
+      : t
       ? `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -X security.protocol=SSL -X ssl.ca.location=${t.caFile} -X ssl.certificate.location=${t.clientCert} -X ssl.key.location=${t.clientKey} -L`
       : `  with Kafka's tools:    kcat -b ${plan.kafkaBootstrap} -L`,
     `  options of one node:   ${sluice} server --help`,
@@ -240,6 +303,7 @@ export function nextSteps(plan: LocalPlan, sluice = 'sluice'): string[] {
     `  add a broker-only node (a metadata observer):`,
     `    ${sluice} server --node-id ${extraId} --roles broker --listen ${scheme}://${LOCAL_HOST}:${extraBrokerPort} `
       + `--controller-listen ${scheme}://${LOCAL_HOST}:${extraBrokerPort + 1} --controller-quorum ${plan.quorum} --data-dir ./broker-${extraId}${tlsNode}`,
+    ...(a ? ['    (with --auth also the others\' --authorizer, --super-users and SASL flags, and its certificate\'s subject in every node\'s --super-users: see docs/security.md)'] : []),
     '  stop: Ctrl-C (a second Ctrl-C kills the nodes at once); run the same command again to resume',
   ];
 }

@@ -238,6 +238,9 @@ export class Client {
     if (cached && !opts.refresh && !this.metadataExpired()) return cached;
     await this.refreshMetadata();
     const t = this.topics.get(name);
+    if (!t && this.refusedTopics.has(name)) {
+      throw new SluiceError(Errors.TOPIC_AUTHORIZATION_FAILED, `not authorized to access topic ${name}`, { topic: name });
+    }
     if (!t) throw new SluiceError(Errors.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`, { topic: name });
     return t;
   }
@@ -259,6 +262,9 @@ export class Client {
   }
 
   /** Refreshes the brokers and every topic of interest; concurrent callers share one request. */
+  /** Topics the last Metadata answer refused (TOPIC_AUTHORIZATION_FAILED): named as such, not as unknown. */
+  private readonly refusedTopics = new Set<string>();
+
   refreshMetadata(): Promise<void> {
     this.ensureOpen();
     if (this.refreshing) {
@@ -297,6 +303,8 @@ export class Client {
     const seen = new Set<string>();
     for (const t of md.topics) {
       seen.add(t.name);
+      if (t.errorCode === Errors.TOPIC_AUTHORIZATION_FAILED.code) this.refusedTopics.add(t.name);
+      else this.refusedTopics.delete(t.name);
       if (t.errorCode !== 0 || t.topicId === null) {
         this.topics.delete(t.name);
         continue;

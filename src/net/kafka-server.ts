@@ -277,7 +277,7 @@ export class KafkaServer {
     private readonly scheduler: Scheduler = SystemScheduler,
   ) {
     if (tlsContext) {
-      const server = tls.createServer(tlsContext.serverOptions(), (socket) => this.onConnection(socket));
+      const server = tls.createServer(tlsContext.serverOptions('kafka'), (socket) => this.onConnection(socket));
       this.detachTls = tlsContext.attach(server, 'kafka');
       this.server = server;
     } else {

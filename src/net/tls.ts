@@ -6,6 +6,9 @@
 //   ssl.key.password        the private key's passphrase, if it is encrypted
 //   ssl.truststore.location PEM: the CA certificates peers are checked against
 //   ssl.client.auth         none | requested | required (client certificates)
+//   listener.name.broker.ssl.client.auth, listener.name.kafka.ssl.client.auth
+//                           the same for the two client listeners only (the
+//                           controller listener and HTTPS keep ssl.client.auth)
 //   ssl.principal.mapping.rules   the principal of a client certificate
 //   ssl.endpoint.identification.algorithm   https (check the peer's host
 //                           name against its certificate) or '' (do not)
@@ -28,6 +31,8 @@ import { ANONYMOUS, type SecuritySession } from '../security/principal.js';
 import { applyMappingRules, parseMappingRules, rfc2253, type MappingRule } from './tls-principal.js';
 
 export type ClientAuth = 'none' | 'requested' | 'required';
+/** The client listeners whose ssl.client.auth may differ from the node's. */
+export type ClientListener = 'broker' | 'kafka';
 export const CLIENT_AUTH_MODES: readonly ClientAuth[] = ['none', 'requested', 'required'];
 
 /** How often certificate files are checked for changes when not configured (ssl.reload.interval.ms). */
@@ -42,6 +47,8 @@ export interface TlsSettings {
   /** Absent: the system's CAs (then client certificates cannot be required). */
   readonly truststoreLocation: string | undefined;
   readonly clientAuth: ClientAuth;
+  /** Overrides of clientAuth for the broker (WebSocket) and the Kafka listener (Kafka's listener.name.<name>.ssl.client.auth). */
+  readonly listenerClientAuth: Readonly<Partial<Record<ClientListener, ClientAuth>>>;
   readonly principalRules: readonly MappingRule[];
   /** Whether a dialed peer's certificate must name the host dialed (Kafka's default, "https"). */
   readonly endpointIdentification: boolean;
@@ -54,6 +61,8 @@ export interface TlsFlags {
   readonly sslKeyPassword?: string;
   readonly sslTruststoreLocation?: string;
   readonly sslClientAuth?: string;
+  readonly brokerSslClientAuth?: string;
+  readonly kafkaSslClientAuth?: string;
   readonly sslPrincipalMappingRules?: string;
   readonly sslEndpointIdentificationAlgorithm?: string;
   readonly sslReloadIntervalMs?: number;
@@ -66,15 +75,22 @@ function invalid(message: string): SluiceError {
 /** The checked settings, or undefined when no keystore is named; INVALID_CONFIG on a bad value. */
 export function tlsSettingsFrom(f: TlsFlags): TlsSettings | undefined {
   if (f.sslKeystoreLocation === undefined || f.sslKeystoreLocation === '') {
-    const stray = (['sslKeyPassword', 'sslTruststoreLocation', 'sslClientAuth'] as const).find((k) => f[k] !== undefined);
+    const stray = (['sslKeyPassword', 'sslTruststoreLocation', 'sslClientAuth', 'brokerSslClientAuth', 'kafkaSslClientAuth'] as const).find((k) => f[k] !== undefined);
     if (stray) throw invalid(`${flagName(stray)} needs ssl.keystore.location (--ssl-keystore-location): a node's TLS identity`);
     return undefined;
   }
-  const clientAuth = (f.sslClientAuth ?? 'none') as ClientAuth;
-  if (!CLIENT_AUTH_MODES.includes(clientAuth)) throw invalid(`ssl.client.auth must be one of ${CLIENT_AUTH_MODES.join(', ')}, got '${f.sslClientAuth}'`);
-  if (clientAuth !== 'none' && f.sslTruststoreLocation === undefined) {
-    throw invalid(`ssl.client.auth=${clientAuth} needs ssl.truststore.location: the CA client certificates are checked against`);
-  }
+  const mode = (key: string, value: string | undefined, dflt: ClientAuth): ClientAuth => {
+    const m = (value ?? dflt) as ClientAuth;
+    if (!CLIENT_AUTH_MODES.includes(m)) throw invalid(`${key} must be one of ${CLIENT_AUTH_MODES.join(', ')}, got '${value}'`);
+    if (m !== 'none' && f.sslTruststoreLocation === undefined) {
+      throw invalid(`${key}=${m} needs ssl.truststore.location: the CA client certificates are checked against`);
+    }
+    return m;
+  };
+  const clientAuth = mode('ssl.client.auth', f.sslClientAuth, 'none');
+  const listenerClientAuth: Partial<Record<ClientListener, ClientAuth>> = {};
+  if (f.brokerSslClientAuth !== undefined) listenerClientAuth.broker = mode('listener.name.broker.ssl.client.auth', f.brokerSslClientAuth, clientAuth);
+  if (f.kafkaSslClientAuth !== undefined) listenerClientAuth.kafka = mode('listener.name.kafka.ssl.client.auth', f.kafkaSslClientAuth, clientAuth);
   const algorithm = (f.sslEndpointIdentificationAlgorithm ?? 'https').toLowerCase();
   if (algorithm !== 'https' && algorithm !== '') throw invalid(`ssl.endpoint.identification.algorithm must be https or empty, got '${algorithm}'`);
   const reloadIntervalMs = f.sslReloadIntervalMs ?? TLS_RELOAD_INTERVAL_MS_DEFAULT;
@@ -84,6 +100,7 @@ export function tlsSettingsFrom(f: TlsFlags): TlsSettings | undefined {
     keyPassword: f.sslKeyPassword,
     truststoreLocation: f.sslTruststoreLocation,
     clientAuth,
+    listenerClientAuth,
     principalRules: parseMappingRules(f.sslPrincipalMappingRules ?? 'DEFAULT'),
     endpointIdentification: algorithm === 'https',
     reloadIntervalMs,
@@ -210,8 +227,8 @@ export class TlsContext {
   }
 
   /** Options for tls.createServer / https.createServer. */
-  serverOptions(): tls.TlsOptions {
-    const auth = this.settings.clientAuth;
+  serverOptions(listener?: ClientListener): tls.TlsOptions {
+    const auth = (listener ? this.settings.listenerClientAuth[listener] : undefined) ?? this.settings.clientAuth;
     // 'required' fails the handshake without a good certificate; 'requested'
     // lets it through and checks the certificate afterwards (checkPeer).
     return { ...secureContextOptions(this.material), requestCert: auth !== 'none', rejectUnauthorized: auth === 'required', minVersion: 'TLSv1.2', handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS };

@@ -67,7 +67,7 @@ export class WsServer {
   listen(addr: ListenAddress): Promise<ListenAddress> {
     return new Promise((resolve, reject) => {
       const ctx = this.tls;
-      const https_ = ctx ? https.createServer(ctx.serverOptions()) : null;
+      const https_ = ctx ? https.createServer(ctx.serverOptions('broker')) : null;
       // A client offering subprotocols ("sluice", "bearer.<token>") is answered "sluice": a token is never echoed.
       const common = {
         maxPayload: this.limits.frameBytesMax, perMessageDeflate: false,

@@ -99,8 +99,10 @@ function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): 
     credentials: credentialLookup(image), jwt: cfg.oauth ? jwtValidatorFrom(cfg.oauth) : null, nonce: scramNonce,
   };
   const protocol = s.kafkaListen?.securityProtocol ?? 'PLAINTEXT';
-  const gate = (required: boolean, component: string): SaslGate => new SaslGate({ ...base, required }, SystemClock, SystemScheduler, log.child({ component }));
-  return { ws: gate(cfg.wsRequired, 'ws-sasl'), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl') : undefined };
+  const gate = (required: boolean, component: string, clientCertAuthenticates: boolean): SaslGate =>
+    new SaslGate({ ...base, required, clientCertAuthenticates }, SystemClock, SystemScheduler, log.child({ component }));
+  // On the WebSocket listener a verified client certificate is a login (nodes and the CLI use theirs); Kafka's SASL_SSL wants SASL.
+  return { ws: gate(cfg.wsRequired, 'ws-sasl', true), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl', false) : undefined };
 }
 
 export interface BrokerOptions {

@@ -50,6 +50,8 @@ const DIRECT: ReadonlyMap<string, { flag: string; numeric: boolean }> = new Map(
   ['ssl.key.password', { flag: 'sslKeyPassword', numeric: false }],
   ['ssl.truststore.location', { flag: 'sslTruststoreLocation', numeric: false }],
   ['ssl.client.auth', { flag: 'sslClientAuth', numeric: false }],
+  ['listener.name.broker.ssl.client.auth', { flag: 'brokerSslClientAuth', numeric: false }],
+  ['listener.name.kafka.ssl.client.auth', { flag: 'kafkaSslClientAuth', numeric: false }],
   ['ssl.principal.mapping.rules', { flag: 'sslPrincipalMappingRules', numeric: false }],
   ['ssl.endpoint.identification.algorithm', { flag: 'sslEndpointIdentificationAlgorithm', numeric: false }],
   ['ssl.reload.interval.ms', { flag: 'sslReloadIntervalMs', numeric: true }],

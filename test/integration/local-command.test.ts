@@ -244,6 +244,61 @@ describe('sluice local command', function () {
     expect(await run.interrupt()).to.equal(0);
   });
 
+  it('--tls --auth: logins and ACLs; the printed admin login works, anonymous and wrong passwords are refused, a new user gets only its ACLs', async () => {
+    const dataDir = path.join(tmp, 'data');
+    const base = await consecutiveFreePorts(4);
+    const run = new LocalRun(['--nodes', '2', '--data-dir', dataDir, '--base-port', String(base), '--tls', '--auth']);
+    await run.ready();
+    expect(run.stdout).to.include('security.protocol=SASL_SSL');
+    const exportLine = /export (SLUICE_BOOTSTRAP=\S+ SLUICE_TLS_CA=\S+ SLUICE_SASL_MECHANISM=\S+ SLUICE_SASL_USERNAME=\S+ SLUICE_SASL_PASSWORD=\S+)/.exec(run.stdout)?.[1];
+    expect(exportLine, run.stdout).to.be.a('string');
+    const printed = Object.fromEntries(exportLine!.split(' ').map((kv) => kv.split('=') as [string, string]));
+    // The admin's password is kept with the CA (mode 0600) for the next run and for --command-config.
+    const props = fs.readFileSync(path.join(dataDir, 'tls', 'admin.properties'), 'utf8');
+    expect(props).to.include(`sasl.password=${printed.SLUICE_SASL_PASSWORD}`);
+    expect(fs.statSync(path.join(dataDir, 'tls', 'admin.properties')).mode & 0o077).to.equal(0);
+    const plainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SLUICE_')));
+    const cli = (env: Record<string, string>, args: string[], input?: string) => spawnSync(process.execPath, [MAIN_JS, ...args, '--request-timeout-ms', '5000'],
+      { encoding: 'utf8', timeout: 30_000, env: { ...plainEnv, ...env }, ...(input ? { input } : {}) });
+    const admin = printed;
+    const ok = (r: ReturnType<typeof cli>) => expect(r.status, `${r.stdout}\n${r.stderr}`).to.equal(0);
+
+    ok(cli(admin, ['topics', 'create', '--topic', 'demo', '--partitions', '1', '--replication-factor', '2']));
+    ok(cli(admin, ['produce', '--topic', 'demo'], 'hello as admin\n'));
+    const read = cli(admin, ['consume', '--topic', 'demo', '--from-beginning', '--max-messages', '1']);
+    expect(read.stdout.trim(), read.stderr).to.equal('hello as admin');
+    // The nodes replicate to each other by their certificates on the login-only broker listener: the ISR is full.
+    await waitFor('a full ISR on demo', () => {
+      const d = cli(admin, ['topics', 'describe', '--topic', 'demo', '--json']);
+      return d.status === 0 && (JSON.parse(d.stdout) as Array<{ partitions: Array<{ isr: number[] }> }>)[0]!.partitions[0]!.isr.length === 2;
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+
+    const anonymous = cli({ SLUICE_BOOTSTRAP: admin.SLUICE_BOOTSTRAP!, SLUICE_TLS_CA: admin.SLUICE_TLS_CA! }, ['topics', 'list']);
+    expect(anonymous.status).to.equal(1);
+    expect(anonymous.stderr).to.match(/before SASL authentication/);
+    const wrong = cli({ ...admin, SLUICE_SASL_PASSWORD: 'not-the-password' }, ['topics', 'list']);
+    expect(wrong.status).to.equal(1);
+    expect(wrong.stderr).to.match(/SASL_AUTHENTICATION_FAILED/);
+
+    ok(cli({ ...admin, SLUICE_USER_PASSWORD: 'alice-secret' }, ['users', 'create', 'alice']));
+    ok(cli(admin, ['acls', 'add', '--allow-principal', 'User:alice', '--operation', 'Write', '--operation', 'Create', '--topic', 'alice-', '--resource-pattern-type', 'prefixed']));
+    const alice = { ...admin, SLUICE_SASL_MECHANISM: 'SCRAM-SHA-256', SLUICE_SASL_USERNAME: 'alice', SLUICE_SASL_PASSWORD: 'alice-secret' };
+    ok(cli(alice, ['topics', 'create', '--topic', 'alice-orders', '--partitions', '1', '--replication-factor', '2']));
+    ok(cli(alice, ['produce', '--topic', 'alice-orders'], 'from alice\n'));
+    const elsewhere = cli(alice, ['produce', '--topic', 'demo'], 'not allowed\n');
+    expect(elsewhere.status).to.equal(1);
+    expect(elsewhere.stderr).to.match(/TOPIC_AUTHORIZATION_FAILED/);
+    const notRead = cli(alice, ['consume', '--topic', 'alice-orders', '--from-beginning', '--max-messages', '1', '--timeout-ms', '5000']);
+    expect(notRead.status, notRead.stdout).to.equal(1);
+    expect(notRead.stderr).to.match(/TOPIC_AUTHORIZATION_FAILED/);
+    // Nothing of the refused produce reached demo; alice's record is in her topic.
+    const demo = cli(admin, ['consume', '--topic', 'demo', '--from-beginning', '--max-messages', '2', '--timeout-ms', '3000']);
+    expect(demo.stdout.trim()).to.equal('hello as admin');
+    const mine = cli(admin, ['consume', '--topic', 'alice-orders', '--from-beginning', '--max-messages', '1']);
+    expect(mine.stdout.trim(), mine.stderr).to.equal('from alice');
+    expect(await run.interrupt()).to.equal(0);
+  });
+
   it('refuses a port in use with one line naming it, before creating anything', async () => {
     const base = await consecutiveFreePorts(6);
     const blocker = net.createServer();
@@ -267,6 +322,9 @@ describe('sluice local command', function () {
       expect(r.status, bad.join(' ')).to.equal(2);
       expect(r.stderr, bad.join(' ')).to.match(/sluice local \[--nodes 3\]/).and.match(/^sluice: /m);
     }
+    const noTls = local(['--auth', '--data-dir', path.join(tmp, 'data')]);
+    expect(noTls.status).to.equal(2);
+    expect(noTls.stderr).to.match(/--auth needs --tls/);
     expect(fs.existsSync(path.join(tmp, 'data'))).to.equal(false);
   });
 

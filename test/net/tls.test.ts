@@ -76,6 +76,19 @@ describe('TLS settings and files', function () {
     expect(tlsSettingsFrom({ sslKeystoreLocation: keystore, sslEndpointIdentificationAlgorithm: '' })!.endpointIdentification).to.equal(false);
   });
 
+  it('lets the client listeners ask for certificates while the others require them (listener.name.<broker|kafka>.ssl.client.auth)', () => {
+    const s = tlsSettingsFrom({ sslKeystoreLocation: keystore, sslTruststoreLocation: truststore, sslClientAuth: 'required', brokerSslClientAuth: 'requested' })!;
+    expect(s.listenerClientAuth).to.deep.equal({ broker: 'requested' });
+    const ctx = new TlsContext(s, silentLogger, new ManualScheduler());
+    expect([ctx.serverOptions('broker').requestCert, ctx.serverOptions('broker').rejectUnauthorized]).to.deep.equal([true, false]);
+    expect([ctx.serverOptions('kafka').requestCert, ctx.serverOptions('kafka').rejectUnauthorized]).to.deep.equal([true, true]);
+    expect(ctx.serverOptions().rejectUnauthorized).to.equal(true);
+    expect(() => tlsSettingsFrom({ sslKeystoreLocation: keystore, sslTruststoreLocation: truststore, kafkaSslClientAuth: 'maybe' }))
+      .to.throw(/listener.name.kafka.ssl.client.auth must be one of/);
+    expect(() => tlsSettingsFrom({ sslKeystoreLocation: keystore, kafkaSslClientAuth: 'required' })).to.throw(/listener.name.kafka.ssl.client.auth=required needs ssl.truststore.location/);
+    expect(() => tlsSettingsFrom({ brokerSslClientAuth: 'requested' })).to.throw(/needs ssl.keystore.location/);
+  });
+
   it('names the file and the reason for every bad file', () => {
     const other = issueCert(ca, { subject: [['CN', 'other']] });
     const cases: Array<[string, RegExp]> = [
@@ -113,10 +126,10 @@ describe('TLS settings and files', function () {
     const file = write('server.properties', [
       'listeners=BROKER://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093', 'listener.security.protocol.map=BROKER:SSL,CONTROLLER:SSL',
       `ssl.keystore.location=${keystore}`, 'ssl.keystore.type=PEM', `ssl.truststore.location=${truststore}`, 'ssl.client.auth=required',
-      'ssl.principal.mapping.rules=RULE:^CN=([^,]+)$/$1/,DEFAULT', 'ssl.reload.interval.ms=1000',
+      'ssl.principal.mapping.rules=RULE:^CN=([^,]+)$/$1/,DEFAULT', 'ssl.reload.interval.ms=1000', 'listener.name.kafka.ssl.client.auth=requested',
     ].join('\n'));
     const flags = readServerConfigFile(file);
-    expect(flags).to.include({ listen: 'wss://127.0.0.1:9092', controllerListen: 'wss://127.0.0.1:9093', sslClientAuth: 'required', sslReloadIntervalMs: 1000 });
+    expect(flags).to.include({ listen: 'wss://127.0.0.1:9092', controllerListen: 'wss://127.0.0.1:9093', sslClientAuth: 'required', sslReloadIntervalMs: 1000, kafkaSslClientAuth: 'requested' });
     expect(() => readServerConfigFile(write('bad.properties', 'ssl.keystore.type=JKS'))).to.throw(/must be PEM/);
   });
 

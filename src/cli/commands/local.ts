@@ -12,6 +12,7 @@
 // node cleanly. Progress and one-line reasons go to stderr; stdout carries
 // only the ready table, so it can be piped.
 
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,11 +37,12 @@ interface LocalFlags {
   readonly basePort: number;
   readonly consoleAdmin?: boolean;
   readonly tls: boolean;
+  readonly auth: boolean;
 }
 
 function builder(y: Argv): Argv<LocalFlags> {
   return y
-    .usage('$0 local [--nodes 3] [--data-dir ./data] [--base-port 9092] [--tls]\n\n'
+    .usage('$0 local [--nodes 3] [--data-dir ./data] [--base-port 9092] [--tls [--auth]]\n\n'
       + 'Runs N combined (broker,controller) nodes on 127.0.0.1 in the foreground; Ctrl-C stops them. '
       + 'Node i listens on base-port+2(i-1) (broker) and base-port+2(i-1)+1 (controller); '
       + 'its data and server.log are in <data-dir>/node-<i>. Running it again resumes the same cluster.')
@@ -48,12 +50,14 @@ function builder(y: Argv): Argv<LocalFlags> {
     .option('data-dir', { type: 'string', default: LOCAL_DATA_DIR_DEFAULT, describe: 'parent of the node-<i> data dirs' })
     .option('base-port', { type: 'number', default: LOCAL_BASE_PORT_DEFAULT, describe: 'first port; the nodes use 2 x nodes consecutive ports from here (plus Kafka listeners 100 and HTTP listeners 200 above the broker ports)' })
     .option('tls', { type: 'boolean', default: false, describe: 'every listener on TLS (wss://, Kafka SSL://) with a throw-away CA and certificates in <data-dir>/tls; nodes require each other\'s certificates' })
+    .option('auth', { type: 'boolean', default: false, describe: 'with --tls: ACLs on, SASL logins (SCRAM) required on every client listener, the nodes and an admin user as super users; prints the admin\'s password' })
     .option('console-admin', { type: 'boolean', default: false, describe: 'let the web consoles (http://127.0.0.1:<base-port+200>/console/) produce records and run admin actions' })
     .example('$0 local', '3 nodes, brokers on ws://127.0.0.1:9092, :9094, :9096')
     .example('$0 local --tls', 'the same on TLS: brokers on wss://127.0.0.1:9092, ...; prints the CA and client certificate to use')
+    .example('$0 local --tls --auth', 'the same with logins and ACLs: prints the admin user\'s password and how to create users')
     .example('$0 local --nodes 1 --data-dir /tmp/sluice --base-port 19092', 'one node elsewhere')
     .check((args) => {
-      const why = validateLocalFlags({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir });
+      const why = validateLocalFlags({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir, tls: args.tls, auth: args.auth });
       if (why) throw new Error(why);
       return true;
     }) as unknown as Argv<LocalFlags>;
@@ -160,10 +164,19 @@ function run(plan: LocalPlan): Promise<number> {
       return;
     }
     progress(`starting ${plan.nodes.length} node(s) (pids ${running.map((r) => r.pid).join(', ')}; logs in ${plan.dataDir}/node-<id>/server.log)`);
-    cluster.waitReady(progress, READY_TIMEOUT_MS).then((clusterId) => {
+    cluster.waitReady(progress, READY_TIMEOUT_MS).then(async (clusterId) => {
+      let adminPassword: string | undefined;
+      try {
+        adminPassword = plan.auth ? await ensureAdminUser(plan) : undefined;
+      } catch (err) {
+        if (phase !== 'starting') return;
+        failLine(`cannot set the admin user: ${(err as Error).message}`);
+        void shutdown(1);
+        return;
+      }
       if (phase !== 'starting') return;
       phase = 'running';
-      process.stdout.write(readyReport(plan, running, clusterId, invokedAs()));
+      process.stdout.write(readyReport(plan, running, clusterId, invokedAs(), adminPassword));
       progress('running; Ctrl-C stops every node');
     }, (err: Error) => {
       if (phase !== 'starting') return; // a signal or a dead node is already being handled
@@ -174,7 +187,7 @@ function run(plan: LocalPlan): Promise<number> {
 }
 
 async function handler(args: ArgumentsCamelCase<LocalFlags>): Promise<void> {
-  const opts: LocalOptions = { nodes: args.nodes, dataDir: args.dataDir, basePort: args.basePort, tls: args.tls, consoleAdmin: args.consoleAdmin === true };
+  const opts: LocalOptions = { nodes: args.nodes, dataDir: args.dataDir, basePort: args.basePort, tls: args.tls, auth: args.auth, consoleAdmin: args.consoleAdmin === true };
   const plan = planLocalCluster(opts);
   const refused = await preflight(opts, plan);
   if (refused !== undefined) process.exit(refused);
@@ -194,6 +207,57 @@ async function ensureTlsFiles(plan: LocalPlan): Promise<void> {
   // Loaded here only: every other command starts without node-forge.
   const { writeLocalTlsFiles } = await import('../../net/tls-certs.js');
   writeLocalTlsFiles(t.dir, plan.nodes.map((n) => n.id), LOCAL_HOST);
+}
+
+/** The admin's password: the one in its properties file from an earlier run, or a new random one written there (mode 0600). */
+function adminPassword(plan: LocalPlan): string {
+  const a = plan.auth!;
+  try {
+    const m = /^sasl\.password=(.+)$/m.exec(fs.readFileSync(a.adminProperties, 'utf8'));
+    if (m?.[1]) return m[1].trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const password = randomBytes(18).toString('base64url');
+  const t = plan.tls!;
+  fs.writeFileSync(a.adminProperties, [
+    '# sluice local --auth: the admin login (a super user). For `sluice --command-config` and Kafka clients.',
+    'security.protocol=SASL_SSL',
+    `sasl.mechanism=${a.mechanism}`,
+    `sasl.username=${a.adminUser}`,
+    `sasl.password=${password}`,
+    `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="${a.adminUser}" password="${password}";`,
+    'ssl.truststore.type=PEM',
+    `ssl.truststore.location=${t.caFile}`,
+    '',
+  ].join('\n'), { mode: 0o600 });
+  return password;
+}
+
+/**
+ * The admin SCRAM user, set (again) on every start through the CLI's client
+ * certificate — a super user that needs no SASL login, so the first user has
+ * no chicken-and-egg problem. Setting it on each start also repairs a
+ * deleted user. Resolves with the password.
+ */
+async function ensureAdminUser(plan: LocalPlan): Promise<string> {
+  const a = plan.auth!;
+  const t = plan.tls!;
+  const password = adminPassword(plan);
+  const { Client } = await import('../../index.js');
+  const client = new Client({
+    bootstrap: plan.nodes.map((n) => n.brokerUrl), clientId: 'sluice-local',
+    tls: { ca: fs.readFileSync(t.caFile, 'utf8'), cert: fs.readFileSync(t.clientCert, 'utf8'), key: fs.readFileSync(t.clientKey, 'utf8') },
+  });
+  try {
+    await client.admin().alterUserScramCredentials({
+      upsertions: (['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const).map((mechanism) => ({ user: a.adminUser, mechanism, password })),
+    });
+  } finally {
+    await client.close();
+  }
+  progress(`auth: SCRAM user ${a.adminUser} set (its password is in ${a.adminProperties})`);
+  return password;
 }
 
 export const localCommand: CommandModule<object, LocalFlags> = {

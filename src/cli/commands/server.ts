@@ -44,6 +44,8 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('ssl-key-password', { type: 'string', describe: 'ssl.key.password: passphrase of an encrypted private key' })
     .option('ssl-truststore-location', { type: 'string', describe: 'ssl.truststore.location: PEM file of the CA certificates peers and clients are checked against' })
     .option('ssl-client-auth', { type: 'string', choices: ['none', 'requested', 'required'], describe: 'ssl.client.auth: ask TLS clients and peers for a certificate (default none)' })
+    .option('broker-ssl-client-auth', { type: 'string', choices: ['none', 'requested', 'required'], describe: 'listener.name.broker.ssl.client.auth: ssl.client.auth for the broker (WebSocket) listener only (default: ssl.client.auth)' })
+    .option('kafka-ssl-client-auth', { type: 'string', choices: ['none', 'requested', 'required'], describe: 'listener.name.kafka.ssl.client.auth: ssl.client.auth for the Kafka listener only (default: ssl.client.auth)' })
     .option('ssl-principal-mapping-rules', { type: 'string', describe: 'ssl.principal.mapping.rules: DEFAULT, RULE:pattern/replacement/[LU],... (principal from the certificate subject)' })
     .option('ssl-endpoint-identification-algorithm', { type: 'string', describe: 'ssl.endpoint.identification.algorithm: https (default; check the peer\'s host name) or \'\' (do not)' })
     .option('ssl-reload-interval-ms', { type: 'number', describe: 'how often the TLS files are checked for changes and reloaded (default 30000; 0: never)' })

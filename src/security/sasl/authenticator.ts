@@ -55,6 +55,13 @@ export interface SaslSettings {
   readonly jwt: JwtValidator | null;
   /** A fresh SCRAM server nonce (crypto-random in production). */
   readonly nonce: () => string;
+  /**
+   * A connection whose TLS client certificate verified (mechanism "SSL")
+   * counts as authenticated where a login is required: the WebSocket
+   * listener's rule (node links and the CLI log in by certificate). Off on
+   * the Kafka listener, where SASL_SSL asks for a SASL login as Kafka does.
+   */
+  readonly clientCertAuthenticates?: boolean;
 }
 
 export interface HandshakeAnswer {
@@ -80,6 +87,8 @@ export class SaslAuthenticator {
   /** When the current session ends (node clock), null: never. */
   private sessionEndMs: number | null = null;
   private readonly openedMs: number;
+  /** Authenticated by a verified client certificate when the connection opened (and the settings let that count). */
+  private readonly byCertificate: boolean;
 
   constructor(
     private readonly settings: SaslSettings,
@@ -88,10 +97,16 @@ export class SaslAuthenticator {
     private readonly clock: Clock,
   ) {
     this.openedMs = clock.nowMs();
+    this.byCertificate = settings.clientCertAuthenticates === true && session.mechanism === 'SSL';
   }
 
   get authenticated(): boolean {
     return this.state === 'authenticated' || this.state === 'reauthenticating';
+  }
+
+  /** Whether requests beyond the pre-authentication APIs may be served: a SASL login, or a certificate that counts. */
+  private get loggedIn(): boolean {
+    return this.authenticated || (this.byCertificate && this.state === 'start');
   }
 
   /** The mechanisms this connection is offered. */
@@ -107,7 +122,7 @@ export class SaslAuthenticator {
     if (this.authenticated && this.sessionEndMs !== null && now >= this.sessionEndMs && !PRE_AUTH_APIS.has(apiKey)) {
       return 'the SASL session expired without re-authentication (KIP-368)';
     }
-    if (this.settings.required && !this.authenticated && !PRE_AUTH_APIS.has(apiKey)) {
+    if (this.settings.required && !this.loggedIn && !PRE_AUTH_APIS.has(apiKey)) {
       return `api key ${apiKey} before SASL authentication completed`;
     }
     return null;
@@ -119,7 +134,7 @@ export class SaslAuthenticator {
    */
   deadlineMs(): number | null {
     if (this.state === 'failed') return null;
-    if (!this.authenticated) return this.settings.required ? this.openedMs + this.settings.authTimeoutMs : null;
+    if (!this.authenticated) return this.settings.required && !this.byCertificate ? this.openedMs + this.settings.authTimeoutMs : null;
     return this.sessionEndMs;
   }
 

@@ -237,6 +237,21 @@ describe('security/sasl: the connection authenticator', () => {
     expect(a.refusal(3)).to.match(/expired/);
   });
 
+  it('counts a verified client certificate as a login only where the settings say so (the WebSocket listener)', () => {
+    const certSession = () => ({ principal: { type: 'User', name: 'CN=node-1' }, mechanism: 'SSL', tls: true, expiresAtMs: null });
+    const ws = new SaslAuthenticator({ ...settings, clientCertAuthenticates: true }, certSession(), clock);
+    expect(ws.refusal(3)).to.equal(null);
+    expect(ws.deadlineMs()).to.equal(null);
+    clock.advance(20_000);
+    expect(ws.overdue()).to.equal(null);
+    // Kafka's SASL_SSL: the certificate alone is not a login.
+    const kafka = new SaslAuthenticator(settings, certSession(), clock);
+    expect(kafka.refusal(3)).to.match(/before SASL authentication/);
+    // An anonymous TLS connection (no certificate) still has to log in.
+    const anon = new SaslAuthenticator({ ...settings, clientCertAuthenticates: true }, { ...anonymousSession(), tls: true }, clock);
+    expect(anon.refusal(3)).to.match(/before SASL authentication/);
+  });
+
   it('refuses re-authentication as another principal', async () => {
     const two = lookupOf(['ann', cred], ['bob', credential('SCRAM-SHA-256', 'pw2', enc('s2'))]);
     const a = new SaslAuthenticator({ ...settings, credentials: two }, anonymousSession(), clock);
