@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Client } from '../../src/index.js';
 import type { Consumer } from '../../src/index.js';
-import { waitFor, type NodeProcess, type ProcessCluster } from '../integration/harness.js';
+import { waitFor, type ProcessCluster } from '../integration/harness.js';
 import { startBrokerCluster } from '../integration/broker-kit.js';
 import { chromiumSkipReason, launchChromium, type Chromium } from '../browser/chromium.js';
 
@@ -38,13 +38,6 @@ interface InPage {
   readonly location: { hash: string };
 }
 
-function httpUrl(n: NodeProcess): string | undefined {
-  for (const line of n.output) {
-    const m = /"msg":"http listener up"/.test(line) ? /"url":"(http:\/\/[^"]+)"/.exec(line) : null;
-    if (m) return m[1];
-  }
-  return undefined;
-}
 
 async function get(url: string): Promise<{ status: number; body: string; type: string | null; location: string | null; csp: string | null }> {
   const res = await fetch(url, { redirect: 'manual' });
@@ -103,7 +96,7 @@ describe('web console on a real 3-node cluster', function () {
         : id === 2 ? ['--metrics-listen', 'http://127.0.0.1:0'] : ['--http-listen', 'http://127.0.0.1:0']),
     });
     urls = await waitFor('every node\'s http listener', () => {
-      const found = cluster.nodes.map(httpUrl);
+      const found = cluster.nodes.map((n) => n.httpUrl);
       return found.every((u) => u !== undefined) ? (found as string[]) : undefined;
     }, { timeoutMs: UP_MS, intervalMs: 50 });
     client = new Client({ bootstrap: cluster.brokerUrls.join(','), clientId: 'console-test' });

@@ -112,6 +112,16 @@ export class NodeProcess {
     return `${this.scheme}://127.0.0.1:${this.brokerPort}`;
   }
 
+  /** The HTTP listener's bound URL (--http-listen, old name --metrics-listen), read from its "http listener up" log line; undefined until then. */
+  get httpUrl(): string | undefined {
+    for (const line of this.output) {
+      if (!line.includes('"msg":"http listener up"')) continue;
+      const m = /"url":"(https?:\/\/[^"]+)"/.exec(line);
+      if (m) return m[1];
+    }
+    return undefined;
+  }
+
   get pid(): number | undefined {
     return this.child?.pid;
   }

@@ -7,7 +7,7 @@
 // consumer fetch bytes out, and the consumer group's lag.
 import { expect } from 'chai';
 import { Client } from '../../src/index.js';
-import { ProcessCluster, waitFor, type NodeProcess } from './harness.js';
+import { ProcessCluster, waitFor } from './harness.js';
 import { parsePrometheusText, sampleValue, type Exposition } from '../server/prom-text.js';
 
 const UP_MS = 60_000;
@@ -17,13 +17,6 @@ async function get(url: string): Promise<{ status: number; body: string }> {
   return { status: res.status, body: await res.text() };
 }
 
-function metricsUrl(n: NodeProcess): string | undefined {
-  for (const line of n.output) {
-    const m = /"url":"(http:\/\/[^"]+)".*"msg":"http listener up"|"msg":"http listener up".*"url":"(http:\/\/[^"]+)"/.exec(line);
-    if (m) return m[1] ?? m[2];
-  }
-  return undefined;
-}
 
 async function scrape(url: string): Promise<Exposition> {
   const res = await get(`${url}/metrics`);
@@ -48,7 +41,7 @@ describe('metrics and health endpoints on a real 3-node cluster', function () {
     cluster = await ProcessCluster.create({ size: 3, brokers: true, extraArgs: ['--metrics-listen', 'http://127.0.0.1:0'] });
     cluster.startAll();
     urls = await waitFor('every node\'s metrics listener', () => {
-      const found = cluster.nodes.map(metricsUrl);
+      const found = cluster.nodes.map((n) => n.httpUrl);
       return found.every((u) => u !== undefined) ? (found as string[]) : undefined;
     }, { timeoutMs: UP_MS, intervalMs: 50 });
     client = new Client({ bootstrap: cluster.brokerUrls.join(','), clientId: 'metrics-test' });

@@ -10,7 +10,7 @@
 
 import { expect } from 'chai';
 import { startBrokerCluster } from './broker-kit.js';
-import { waitFor, type NodeProcess, type ProcessCluster } from './harness.js';
+import { waitFor, type ProcessCluster } from './harness.js';
 import { sluiceAgainst } from './cli-kit.js';
 import { RawKafkaClient } from '../protocol/kafka/raw-client.js';
 import { produce } from '../../src/protocol/kafka/apis/produce/schema.js';
@@ -30,13 +30,6 @@ const TOPIC = 'quota-t';
 /** One batch of about 13 kB: over a 1000 B/s quota measured over the 10 s minimum span. */
 const BIG = encodeRecordBatch({ records: [{ key: null, value: Buffer.alloc(13_000, 7), timestamp: 1_700_000_000_000 }] });
 
-function metricsUrl(n: NodeProcess): string | undefined {
-  for (const line of n.output) {
-    const m = /"url":"(http:\/\/[^"]+)".*"msg":"metrics listener up"|"msg":"metrics listener up".*"url":"(http:\/\/[^"]+)"/.exec(line);
-    if (m) return m[1] ?? m[2];
-  }
-  return undefined;
-}
 
 describe('client quotas on a real node (both listeners, CLI, kafka-configs)', function () {
   this.timeout(120_000);
@@ -198,7 +191,7 @@ describe('client quotas on a real node (both listeners, CLI, kafka-configs)', fu
     await slowNext;
     expect(order).to.deep.equal(['fast', 'slow']);
 
-    const url = metricsUrl(cluster.nodes[0]!);
+    const url = cluster.nodes[0]!.httpUrl;
     expect(url, 'metrics listener url in the log').to.be.a('string');
     const text = await (await globalThis.fetch(`${url}/metrics`)).text();
     const series = (user: string, clientId: string) => new RegExp(`sluice_client_quota_throttle_time_ms_total\\{quota="produce",user="${user}",client_id="${clientId}"\\} (\\d+)`).exec(text);
