@@ -21,6 +21,7 @@ import { argValue, isMain } from './cli-args.js';
 import { ProcessCluster, waitFor } from '../test/integration/harness.js';
 import { ProcSampler } from './suite/proc-stats.js';
 import { Client } from '../src/index.js';
+import { consumeAll } from './consume-all.js';
 
 const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const JAVA_LIB = path.join(process.env.SLUICE_INTEROP_CACHE ?? path.join(REPO_ROOT, 'node_modules/.cache/sluice-interop'), 'java/lib');
@@ -91,21 +92,9 @@ async function sluiceProduce(bootstrap: string, topic: string, records: number):
 
 async function sluiceConsume(bootstrap: string, topic: string, records: number): Promise<void> {
   const client = new Client({ bootstrap, clientId: 'bench-ws-consumer' });
-  const consumer = client.consumer({ groupId: `bench-ws-${Date.now()}` });
-  let seen = 0;
   try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      consumer.on('crash', ({ error }) => reject(error));
-      consumer.run({
-        eachBatch: async ({ batch }) => {
-          seen += batch.messages.length;
-          if (seen >= records) resolve();
-        },
-      }).catch(reject);
-    });
+    await consumeAll(client, topic, records, 'bench-ws');
   } finally {
-    await consumer.close();
     await client.close();
   }
 }

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { argValue, isMain } from './cli-args.js';
+import { consumeAll } from './consume-all.js';
 import { ProcessCluster, waitFor } from '../test/integration/harness.js';
 import { ProcSampler } from './suite/proc-stats.js';
 import { Client, type NodeClientOptions } from '../src/index.js';
@@ -116,25 +117,6 @@ async function produce(client: Client, topic: string, records: number): Promise<
   if (failed) throw failed;
 }
 
-async function consume(client: Client, topic: string, records: number): Promise<void> {
-  const consumer = client.consumer({ groupId: `bench-tls-${Date.now()}` });
-  let seen = 0;
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      consumer.on('crash', ({ error }) => reject(error));
-      consumer.run({
-        eachBatch: async ({ batch }) => {
-          seen += batch.messages.length;
-          if (seen >= records) resolve();
-        },
-      }).catch(reject);
-    });
-  } finally {
-    await consumer.close();
-  }
-}
-
 async function runMode(mode: Mode, records: number, log: (s: string) => void): Promise<Row> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-tls-'));
   const { tls, client: clientOpts, admin: adminOpts, prepare } = mode.setup(dir);
@@ -151,7 +133,7 @@ async function runMode(mode: Mode, records: number, log: (s: string) => void): P
     log(`${mode.name}: produce ${records} records`);
     const p = await measured(cluster, records, () => produce(c0, 'bench', records));
     log(`${mode.name}: consume`);
-    const c = await measured(cluster, records, () => consume(c0, 'bench', records));
+    const c = await measured(cluster, records, () => consumeAll(c0, 'bench', records, 'bench-tls'));
     return { mode: mode.name, records, produceRecordsPerS: p.perS, consumeRecordsPerS: c.perS, produceBrokerCpuSPerM: p.cpuPerM, consumeBrokerCpuSPerM: c.cpuPerM };
   } finally {
     client?.close();
