@@ -32,6 +32,7 @@ import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
 import { saslClient, type SaslOptions } from './sasl.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
+import type { Scheduler } from '../util/clock.js';
 import { CLIENT_DEFAULTS, NO_BROKER_EPOCH, NO_LEADER_EPOCH } from './defaults.js';
 import { ResponseView } from './response-view.js';
 import {
@@ -66,7 +67,18 @@ export interface BrokerConnectionOptions extends ClientLinkOptions {
   readonly requestTimeoutMs?: number;
   /** Log in with SASL right after connecting (and again before the broker's session lifetime runs out: KIP-368). */
   readonly sasl?: SaslOptions;
+  /** Times the re-authentication (default: an unref'd setTimeout, so a pending one never keeps a process alive). */
+  readonly scheduler?: Scheduler;
 }
+
+/** setTimeout, unref'd where the runtime has unref (Node); portable to browsers. */
+const UNREF_TIMEOUT_SCHEDULER: Scheduler = {
+  schedule(delayMs, fn) {
+    const t = setTimeout(fn, Math.max(0, delayMs)) as { unref?: () => void };
+    t.unref?.();
+    return () => clearTimeout(t as ReturnType<typeof setTimeout>);
+  },
+};
 
 /** Re-authenticate when this share of the broker's session lifetime has passed (Kafka's clients pick 85-95%). */
 const REAUTH_AT_SHARE = 0.85;
@@ -254,9 +266,11 @@ export type AdminApiKey = keyof AdminApis;
 
 export class BrokerConnection {
   private readonly requestTimeoutMs: number;
+  private readonly scheduler: Scheduler;
 
-  constructor(private readonly link: RequestLink, opts: { readonly requestTimeoutMs?: number } = {}) {
+  constructor(private readonly link: RequestLink, opts: { readonly requestTimeoutMs?: number; readonly scheduler?: Scheduler } = {}) {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
+    this.scheduler = opts.scheduler ?? UNREF_TIMEOUT_SCHEDULER;
     assert(Number.isSafeInteger(this.requestTimeoutMs) && this.requestTimeoutMs > 0, `bad requestTimeoutMs ${this.requestTimeoutMs}`);
   }
 
@@ -277,7 +291,8 @@ export class BrokerConnection {
 
   /** The principal the broker named after the last successful login; null before one. */
   principal: string | null = null;
-  private reauthTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the scheduled re-authentication; null when none is scheduled. */
+  private cancelReauth: (() => void) | null = null;
 
   /**
    * SaslHandshake + SaslAuthenticate until the mechanism is done. A refusal
@@ -303,15 +318,13 @@ export class BrokerConnection {
       lifetimeMs = res.sessionLifetimeMs;
       if (res.principal !== undefined) this.principal = res.principal;
     }
-    if (this.reauthTimer) clearTimeout(this.reauthTimer);
-    this.reauthTimer = null;
+    this.cancelReauth?.();
+    this.cancelReauth = null;
     if (lifetimeMs > 0) {
-      this.reauthTimer = setTimeout(() => {
-        this.reauthTimer = null;
+      this.cancelReauth = this.scheduler.schedule(Math.max(1, Math.floor(lifetimeMs * REAUTH_AT_SHARE)), () => {
+        this.cancelReauth = null;
         if (this.link.isOpen) this.authenticate(sasl).catch(() => this.link.close());
-      }, Math.max(1, Math.floor(lifetimeMs * REAUTH_AT_SHARE)));
-      const t2 = this.reauthTimer as { unref?: () => void };
-      t2.unref?.();
+      });
     }
   }
 
@@ -329,8 +342,8 @@ export class BrokerConnection {
   }
 
   close(): void {
-    if (this.reauthTimer) clearTimeout(this.reauthTimer);
-    this.reauthTimer = null;
+    this.cancelReauth?.();
+    this.cancelReauth = null;
     this.link.close();
   }
 

@@ -65,7 +65,7 @@ export interface ClientOptions {
   readonly sasl?: SaslOptions;
   /** The jitter of retry backoff (reconnects included). Default: Math.random. */
   readonly rng?: Rng;
-  /** Waits out retry backoff. Default: setTimeout (portable; works in browsers). */
+  /** Waits out retry backoff and times SASL re-authentication. Default: setTimeout (portable; works in browsers). */
   readonly scheduler?: Scheduler;
 }
 
@@ -149,6 +149,8 @@ export class Client {
   private closed = false;
   private readonly rng: Rng | null;
   private readonly scheduler: Scheduler;
+  /** The caller's scheduler, handed to connections for their re-authentication timers (theirs stay unref'd otherwise). */
+  private readonly injectedScheduler: Scheduler | null;
 
   constructor(opts: ClientOptions) {
     this.bootstrap = parseBootstrap(opts.bootstrap);
@@ -162,6 +164,7 @@ export class Client {
     this.factory = opts.webSocketFactory ?? defaultFactory();
     this.rng = opts.rng ?? null;
     this.scheduler = opts.scheduler ?? TIMEOUT_SCHEDULER;
+    this.injectedScheduler = opts.scheduler ?? null;
     for (const [k, v] of Object.entries({ requestTimeoutMs: this.requestTimeoutMs, connectTimeoutMs: this.connectTimeoutMs, metadataMaxAgeMs: this.metadataMaxAgeMs })) {
       if (!(Number.isSafeInteger(v) && v > 0)) throw new SluiceError(Errors.INVALID_CONFIG, `${k} must be a positive integer`);
     }
@@ -181,6 +184,7 @@ export class Client {
     const p = BrokerConnection.connect(url, {
       factory: this.factory, clientId: this.clientId, connectTimeoutMs: this.connectTimeoutMs, requestTimeoutMs: this.requestTimeoutMs,
       ...(this.sasl ? { sasl: this.sasl } : {}),
+      ...(this.injectedScheduler ? { scheduler: this.injectedScheduler } : {}),
     });
     this.conns.set(url, p);
     p.then((conn) => conn.onClose(() => {
