@@ -3,7 +3,10 @@
 // last offset, a long-poll fetch until enough data is readable — with a
 // deadline. Each waiter is re-checked when something happens on a partition
 // it watches (`poke`) and completes exactly once: when its check says so, at
-// its deadline, or when the manager shuts down.
+// its deadline, or when the manager shuts down. Deadlines are timers of the
+// injected Scheduler, so a simulation runs them on its own clock.
+
+import type { Scheduler } from '../util/clock.js';
 
 export interface Waiter {
   /** Returns true when the operation is complete (it has resolved itself). */
@@ -15,21 +18,24 @@ export interface Waiter {
 interface Entry {
   readonly waiter: Waiter;
   readonly keys: readonly string[];
-  readonly timer: ReturnType<typeof setTimeout>;
+  /** Cancels the deadline timer. */
+  readonly cancel: () => void;
 }
 
 export class Purgatory {
   private readonly byKey = new Map<string, Set<Entry>>();
   private readonly all = new Set<Entry>();
 
+  constructor(private readonly scheduler: Scheduler) {}
+
   /** Watches `keys` (partition keys) until `waiter` completes or `timeoutMs` passes. */
   watch(keys: readonly string[], waiter: Waiter, timeoutMs: number): void {
     const entry: Entry = {
       waiter,
       keys,
-      timer: setTimeout(() => {
+      cancel: this.scheduler.schedule(timeoutMs, () => {
         if (this.remove(entry)) waiter.expire();
-      }, timeoutMs),
+      }),
     };
     this.all.add(entry);
     for (const k of keys) {
@@ -71,7 +77,7 @@ export class Purgatory {
       set?.delete(entry);
       if (set && set.size === 0) this.byKey.delete(k);
     }
-    clearTimeout(entry.timer);
+    entry.cancel();
     return true;
   }
 }

@@ -11,6 +11,7 @@ import type { Clock } from '../util/clock.js';
 import { Errors, type ErrorInfo } from '../util/errors.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { PartitionRegistration } from '../metadata/image.js';
+import { mutant } from '../util/mutants.js';
 import { LeaderState } from './rules/leader-state.js';
 
 export function partitionKey(topic: string, partition: number): string {
@@ -55,9 +56,11 @@ export class Partition {
   makeLeader(reg: PartitionRegistration, durableEnd: number, clock: Clock, replicaLagTimeMaxMs: number): void {
     this.log.assignLeaderEpoch(reg.leaderEpoch);
     this.setRegistration(reg);
+    // The old HW, not the log end: what lies above it may not be on the ISR, and must not become visible yet.
+    const initialHw = mutant('new-leader-hw-at-leo') ? durableEnd : Math.min(this.log.highWatermark, durableEnd);
     this.leader = new LeaderState(
       this.localId, reg.leaderEpoch, this.log.logEndOffset, reg.replicas, reg.isr,
-      Math.min(this.log.highWatermark, durableEnd), durableEnd, clock, replicaLagTimeMaxMs,
+      initialHw, durableEnd, clock, replicaLagTimeMaxMs,
     );
   }
 

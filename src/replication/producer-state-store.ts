@@ -170,7 +170,7 @@ export class ProducerStateStore {
 
   private rebuild(p: Partition): ProducerStateTable {
     this.tables.delete(p);
-    const startedMs = performance.now();
+    const startedMs = this.opts.clock.monotonicMs();
     const table = new ProducerStateTable(0);
     let batches = 0;
     scanLogProducerFacts(p.log, (b: AppendedBatch) => {
@@ -180,7 +180,7 @@ export class ProducerStateStore {
     table.skipTo(p.log.logEndOffset);
     table.expire(this.opts.clock.nowMs(), this.opts.expirationMs);
     this.tables.set(p, table);
-    const facts = { topic: p.topic, partition: p.index, batches, producers: table.size, ms: Math.round(performance.now() - startedMs) };
+    const facts = { topic: p.topic, partition: p.index, batches, producers: table.size, ms: Math.round(this.opts.clock.monotonicMs() - startedMs) };
     if (batches > 0) this.opts.logger.info(facts, 'rebuilt producer state from the log');
     else this.opts.logger.debug(facts, 'rebuilt producer state from the log');
     return table;

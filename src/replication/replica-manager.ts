@@ -21,7 +21,7 @@
 // followers before their next fetch reports the new offset.
 
 import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
-import type { Clock } from '../util/clock.js';
+import type { Clock, Scheduler } from '../util/clock.js';
 import { Errors, SluiceError, type ErrorInfo } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { LogManager } from '../storage/log-manager.js';
@@ -49,6 +49,7 @@ import { ReplicaFetcherManager, type FetcherOptions } from './replica-fetcher.js
 import { PRODUCER_ID_EXPIRATION_MS_DEFAULT, ProducerStateStore } from './producer-state-store.js';
 import type { ProducerStateTable } from './rules/producer-state.js';
 import { asBuffer } from '../util/node-bytes.js';
+import { mutant } from '../util/mutants.js';
 
 export type DurabilityMode = 'replication' | 'fsync';
 
@@ -74,13 +75,15 @@ export interface ReplicaManagerOptions {
   /** Broker-wide log settings (from flags/config file), under the image's cluster and topic configs. */
   readonly brokerLogConfig: LogConfig;
   readonly clock: Clock;
+  /** Timers: the ISR check, purgatory deadlines, image slices, the fsync group commit, fetcher back-offs. */
+  readonly scheduler: Scheduler;
   readonly logger: Logger;
   readonly replicaLagTimeMaxMs: number;
   readonly durability: DurabilityMode;
   readonly alterPartition: (req: AlterPartitionCall) => Promise<AlterPartitionAnswer>;
   readonly brokerEpoch: () => number;
   /** How followers reach leaders (link factory, fetch sizes). */
-  readonly fetcher: Omit<FetcherOptions, 'brokerId' | 'brokerEpoch' | 'logger' | 'durability' | 'onAppended'>;
+  readonly fetcher: Omit<FetcherOptions, 'brokerId' | 'brokerEpoch' | 'logger' | 'durability' | 'onAppended' | 'clock' | 'scheduler'>;
   /** Idle producers' state is forgotten after this long (Kafka's producer.id.expiration.ms; default one day). */
   readonly producerIdExpirationMs?: number;
 }
@@ -113,8 +116,8 @@ const NONE: PartitionError = { errorCode: 0, errorMessage: null };
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
-  private readonly producePurgatory = new Purgatory();
-  private readonly fetchPurgatory = new Purgatory();
+  private readonly producePurgatory: Purgatory;
+  private readonly fetchPurgatory: Purgatory;
   /** Followers' incremental fetch sessions (KIP-227). */
   private readonly fetchSessions = new FetchSessionCache();
   private readonly fetchers: ReplicaFetcherManager;
@@ -125,7 +128,7 @@ export class ReplicaManager {
   private readonly reassignmentThrottle: TokenBucket;
   private flushScheduled = false;
   private image: MetadataImage | null = null;
-  private isrTimer: ReturnType<typeof setInterval> | undefined;
+  private cancelIsrTimer: (() => void) | undefined;
   /**
    * The AlterPartition call each leader has in flight. Only that call's answer
    * may clear the pending change: an image can clear it first and a newer
@@ -146,6 +149,8 @@ export class ReplicaManager {
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     this.log = opts.logger;
+    this.producePurgatory = new Purgatory(opts.scheduler);
+    this.fetchPurgatory = new Purgatory(opts.scheduler);
     this.reassignmentThrottle = new TokenBucket(opts.clock);
     this.producerStates = new ProducerStateStore({
       clock: opts.clock, logger: opts.logger.child({ component: 'producer-state' }),
@@ -153,6 +158,7 @@ export class ReplicaManager {
     });
     this.fetchers = new ReplicaFetcherManager({
       ...opts.fetcher, brokerId: opts.brokerId, brokerEpoch: opts.brokerEpoch, durability: opts.durability,
+      clock: opts.clock, scheduler: opts.scheduler,
       logger: opts.logger.child({ component: 'fetcher' }),
       onAppended: (p, batches) => this.producerStates.afterAppend(p, batches),
     });
@@ -160,17 +166,19 @@ export class ReplicaManager {
 
   start(): void {
     const intervalMs = Math.max(10, Math.floor(this.opts.replicaLagTimeMaxMs / 2));
-    this.isrTimer = setInterval(() => {
+    const tick = (): void => {
+      if (this.stopped) return;
+      this.cancelIsrTimer = this.opts.scheduler.schedule(intervalMs, tick);
       this.checkIsrs();
       this.producerStates.maybeExpire();
-    }, intervalMs);
-    this.isrTimer.unref();
+    };
+    this.cancelIsrTimer = this.opts.scheduler.schedule(intervalMs, tick);
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.isrTimer) clearInterval(this.isrTimer);
+    this.cancelIsrTimer?.();
     this.producePurgatory.expireAll();
     this.fetchPurgatory.expireAll();
     await this.fetchers.stop();
@@ -261,9 +269,10 @@ export class ReplicaManager {
 
   private drainQueue(): void {
     this.drainScheduled = false;
-    const deadline = performance.now() + APPLY_SLICE_MS;
+    const clock = this.opts.clock;
+    const deadline = clock.monotonicMs() + APPLY_SLICE_MS;
     let handled = 0;
-    while (this.queueHead < this.queue.length && !this.stopped && (handled < APPLY_SLICE_ITEMS_MIN || performance.now() < deadline)) {
+    while (this.queueHead < this.queue.length && !this.stopped && (handled < APPLY_SLICE_ITEMS_MIN || clock.monotonicMs() < deadline)) {
       const item = this.queue[this.queueHead++]!;
       this.queued.delete(`${item.topicId}:${item.index}`);
       this.applyPartition(item.topicId, item.index, item.name);
@@ -274,7 +283,7 @@ export class ReplicaManager {
       this.queueHead = 0;
     } else if (!this.drainScheduled && !this.stopped) {
       this.drainScheduled = true;
-      setImmediate(() => this.drainQueue());
+      this.opts.scheduler.schedule(0, () => this.drainQueue());
     }
   }
 
@@ -447,7 +456,7 @@ export class ReplicaManager {
             checkRecordBatches(pd.records);
             // Idempotence: a retried batch already in the log is answered with its original offsets, not appended again.
             const idem = this.producerStates.checkProduce(p!, pd.records);
-            if (idem.kind === 'duplicate') {
+            if (idem.kind === 'duplicate' && !mutant('idempotent-duplicate-append')) {
               out.baseOffset = idem.firstOffset;
               out.logStartOffset = p!.log.logStartOffset;
               if (req.acks === -1) waiting.push({ p: p!, leader: p!.leader!, lastOffset: idem.lastOffset, minIsr, out });
@@ -536,7 +545,7 @@ export class ReplicaManager {
       this.unflushed.add(p);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(() => this.flushNow());
+        this.opts.scheduler.schedule(0, () => this.flushNow());
       }
       return;
     }

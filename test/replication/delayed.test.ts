@@ -1,11 +1,12 @@
 // The purgatory of delayed operations (src/replication/delayed.ts): waiters
 // are re-checked when a key they watch is poked, expire at their deadline or
 // on expireKey/expireAll, and complete exactly once whichever comes first.
-// Deadlines are short real timeouts; the tests wait for completions, never
-// for fixed times, and assert no timings.
+// Deadlines are timers of a ManualScheduler: the tests move its clock, so
+// "at the deadline" and "not before" are exact, with no real time involved.
 
 import { expect } from 'chai';
 import { Purgatory, type Waiter } from '../../src/replication/delayed.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 
 /** A waiter that completes when `ready` is set, counting checks and expiries. */
 class TestWaiter implements Waiter {
@@ -13,13 +14,6 @@ class TestWaiter implements Waiter {
   checks = 0;
   expiries = 0;
   completions = 0;
-  readonly expired: Promise<void>;
-  private onExpire!: () => void;
-
-  constructor() {
-    this.expired = new Promise((resolve) => (this.onExpire = resolve));
-  }
-
   check(): boolean {
     this.checks++;
     if (this.ready) this.completions++;
@@ -28,7 +22,6 @@ class TestWaiter implements Waiter {
 
   expire(): void {
     this.expiries++;
-    this.onExpire();
   }
 }
 
@@ -36,11 +29,10 @@ const LONG_MS = 60_000;
 
 describe('replication: purgatory of delayed operations', () => {
   let purgatory: Purgatory;
+  let scheduler: ManualScheduler;
   beforeEach(() => {
-    purgatory = new Purgatory();
-  });
-  afterEach(() => {
-    purgatory.expireAll(); // clears the long timers
+    scheduler = new ManualScheduler();
+    purgatory = new Purgatory(scheduler);
   });
 
   it('re-checks a waiter when its key is poked, and drops it once complete', () => {
@@ -61,10 +53,12 @@ describe('replication: purgatory of delayed operations', () => {
     expect(w.expiries).to.equal(0);
   });
 
-  it('expires a waiter at its deadline', async () => {
+  it('expires a waiter at its deadline, not before', () => {
     const w = new TestWaiter();
     purgatory.watch(['t-0'], w, 10);
-    await w.expired;
+    scheduler.advance(9);
+    expect(w.expiries, 'not before the deadline').to.equal(0);
+    scheduler.advance(1);
     expect(w.expiries).to.equal(1);
     expect(purgatory.size).to.equal(0);
     purgatory.poke('t-0');
@@ -86,7 +80,7 @@ describe('replication: purgatory of delayed operations', () => {
     expect(purgatory.size).to.equal(0);
   });
 
-  it('a waiter watching several keys completes once, and its deadline no longer fires', async () => {
+  it('a waiter watching several keys completes once, and its deadline no longer fires', () => {
     const w = new TestWaiter();
     purgatory.watch(['t-0', 't-1', 't-2'], w, 10);
     w.ready = true;
@@ -95,10 +89,8 @@ describe('replication: purgatory of delayed operations', () => {
     purgatory.poke('t-2');
     expect(w.completions).to.equal(1);
     expect(w.checks).to.equal(1);
-    // A later deadline on another key fires after the first one would have.
-    const sentinel = new TestWaiter();
-    purgatory.watch(['other'], sentinel, 30);
-    await sentinel.expired;
+    expect(scheduler.size, 'its deadline timer is cancelled').to.equal(0);
+    scheduler.advance(30);
     expect(w.expiries).to.equal(0);
     expect(purgatory.size).to.equal(0);
   });
@@ -121,6 +113,7 @@ describe('replication: purgatory of delayed operations', () => {
     purgatory.expireAll();
     expect(ws.map((w) => w.expiries)).to.deep.equal([1, 1, 1]);
     expect(purgatory.size).to.equal(0);
+    expect(scheduler.size, 'no deadline timer left').to.equal(0);
   });
 
   it('a waiter added while a key is being poked is checked on the next poke', () => {

@@ -16,6 +16,7 @@
 
 import type { Clock } from '../../util/clock.js';
 import { assert } from '../../util/assert.js';
+import { mutant } from '../../util/mutants.js';
 
 export type BrokerId = number;
 
@@ -133,6 +134,7 @@ export class LeaderState {
       const f = this.followers.get(id);
       min = Math.min(min, f ? f.leo : 0);
     }
+    if (mutant('hw-at-leader-end')) min = this.leo;
     if (min > this.hw) {
       this.hw = min;
       return true;
@@ -196,12 +198,17 @@ export class LeaderState {
    * when the ISR shrank below minInsyncReplicas meanwhile.
    */
   ackState(lastOffset: number, minInsyncReplicas: number): 'wait' | 'ok' | 'notEnoughReplicasAfterAppend' {
-    if (this.hw <= lastOffset) return 'wait';
-    return this.committedIsr.length >= minInsyncReplicas ? 'ok' : 'notEnoughReplicasAfterAppend';
+    if (this.hw <= lastOffset && !mutant('acks-all-on-leader-append')) return 'wait';
+    return this.hasEnoughReplicas(minInsyncReplicas) ? 'ok' : 'notEnoughReplicasAfterAppend';
   }
 
-  /** Produce with acks=all is refused before appending when the ISR is too small. */
+  /**
+   * Whether the committed ISR meets min.insync.replicas: produce with
+   * acks=all is refused before appending when not, and an acks=all waiter
+   * whose ISR shrank below it meanwhile is answered NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+   * The one place a shrunk ISR meets the minimum.
+   */
   hasEnoughReplicas(minInsyncReplicas: number): boolean {
-    return this.committedIsr.length >= minInsyncReplicas;
+    return this.committedIsr.length >= minInsyncReplicas || mutant('isr-shrink-ignores-min-isr');
   }
 }
