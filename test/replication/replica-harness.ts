@@ -88,6 +88,11 @@ export function valuesIn(records: Uint8Array, fromOffset = 0): string[] {
   return out;
 }
 
+/** A broker's LogManager over `dataDir`, on the given time (default: the system's). */
+export function openLogs(dataDir: string, time: { clock?: Clock; scheduler?: Scheduler } = {}): LogManager {
+  return LogManager.open({ dataDir, logConfig: {}, clock: time.clock ?? SystemClock, logger });
+}
+
 export interface TestNode {
   readonly id: number;
   readonly dataDir: string;
@@ -154,7 +159,7 @@ export class TestCluster {
     const old = this.nodes.get(id);
     if (old?.running) throw new Error(`node ${id} is running`);
     const dataDir = path.join(this.root, `broker-${id}`);
-    const logs = LogManager.open({ dataDir, logConfig: {}, logger });
+    const logs = openLogs(dataDir, this.opts);
     const node = { id, dataDir, logs, brokerEpoch: this.nextBrokerEpoch++, running: true } as TestNode;
     node.rm = new ReplicaManager({
       brokerId: id, logs, brokerLogConfig: DEFAULT_LOG_CONFIG, clock: this.opts.clock ?? SystemClock, scheduler: this.opts.scheduler ?? SystemScheduler,
