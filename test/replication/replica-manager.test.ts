@@ -120,7 +120,8 @@ describe('replication: replica manager (in-process brokers)', function () {
   });
 
   it('completes a consumer\'s long poll when committed data arrives, and not with uncommitted data', async () => {
-    const c = await threeNodes();
+    const time = new ManualScheduler();
+    const c = await threeNodes({ clock: time.clock, scheduler: time });
     expect((await c.produce(1, T, -1, batchOf('a'))).errorCode).to.equal(0);
     const pending = c.node(1).rm.fetch(consumerFetch(1, 30_000), () => false);
     expect(pending, 'nothing to read yet: it waits').to.be.instanceOf(Promise);
@@ -129,14 +130,20 @@ describe('replication: replica manager (in-process brokers)', function () {
     expect(valuesIn(res.topics[0]!.partitions[0]!.records)).to.deep.equal(['b']);
     expect((await produced).errorCode).to.equal(0);
 
-    // With the followers gone, new data stays above the HW: a poll sees none of it.
+    // With the followers gone, new data stays above the HW: a poll sees none of it, and answers at its deadline.
     c.controllerMode = 'hold';
     await c.stopNode(2);
     await c.stopNode(3);
-    const short = c.node(1).rm.fetch(consumerFetch(2, 200), () => false);
+    const short = c.node(1).rm.fetch(consumerFetch(2, 200), () => false) as Promise<FetchResponse>;
     expect(short).to.be.instanceOf(Promise);
+    let answered = false;
+    void short.then(() => (answered = true));
     await c.produce(1, T, 1, batchOf('c'));
-    const expired = await within('the poll deadline', short as Promise<FetchResponse>);
+    time.advance(199);
+    await new Promise((r) => setImmediate(r));
+    expect(answered, 'not before its deadline').to.equal(false);
+    time.advance(1);
+    const expired = await within('the poll deadline', short);
     expect(expired.topics[0]!.partitions[0]!).to.include({ errorCode: 0, highWatermark: 2 });
     expect(expired.topics[0]!.partitions[0]!.records.length).to.equal(0);
   });
