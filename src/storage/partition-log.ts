@@ -419,7 +419,10 @@ export class PartitionLog {
     this.flushChain = this.flushChain
       .then(() => segment.flushAsync())
       .then(() => fsyncDirAsync(this.fs, this.dir))
+      .then(() => (this.parentEntryDirty ? fsyncDirAsync(this.fs, path.dirname(this.dir)) : undefined))
       .then(() => {
+        // The recovery point may claim the segment only once the log's own directory entry is on disk too.
+        this.parentEntryDirty = false;
         if (!this.closed && generation === this.truncations && upTo > this._recoveryPoint) {
           this._recoveryPoint = Math.min(upTo, this._logEndOffset);
         }
@@ -457,7 +460,10 @@ export class PartitionLog {
         if (s === this.active) {
           if (activeDataOnly) s.flushData();
           else s.flush();
-        } else if (s.nextOffset > this._recoveryPoint) s.flush();
+        } else if (s.nextOffset >= this._recoveryPoint) {
+          // `>=`: a truncation leaves the segment it cut ending exactly at the recovery point, with its cut not yet on disk.
+          s.flush();
+        }
       }
       if (this.dirEntriesDirty) {
         fsyncDir(this.fs, this.dir);
@@ -620,7 +626,11 @@ export class PartitionLog {
     this._structureVersion++;
     this.dropTail();
     const keep = this.floorSegmentIndex(offset);
-    for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
+    for (const s of this.segments.splice(keep + 1)) {
+      s.deleteFiles();
+      // The removals reach the disk with the next flush; until then a crash may bring the cut segments back.
+      this.dirEntriesDirty = true;
+    }
     try {
       this.active.truncateTo(offset);
     } catch (err) {
