@@ -31,7 +31,7 @@ import { batchesIn, makeBatch, readAllBytes } from '../../storage/log-test-helpe
 import { randomEntry, snapshot as makeSnapshot } from '../../raft-node/disk-test-helpers.js';
 import { simDisk, type SimDisk } from './sim-fs.js';
 
-const SEEDS = Number(process.env.SIM_FS_SEEDS ?? 60);
+const SEEDS = Number(process.env.SIM_FS_SEEDS ?? 40);
 const STEPS = 120;
 
 /** A failure names the seed and the last steps, so it can be replayed. */
