@@ -14,17 +14,18 @@
 //   - `unsynced` holds every segment written since the last sync(); a
 //     created or deleted file sets `dirDirty` until the directory is fsynced.
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Entry } from '../raft/types.js';
+import type { FileSystem } from '../util/file-system.js';
 import { fsyncDir } from '../util/fs-util.js';
 import { encodeEntries } from './entry-codec.js';
 import { LogSegment, parseSegmentName, segmentName } from './raft-log-segment.js';
 
 export interface RaftLogOptions {
+  readonly fs: FileSystem;
   /** A segment rolls once the next batch would take it past this size (one batch may exceed it). */
   readonly segmentBytesMax: number;
   readonly logger: Logger;
@@ -48,7 +49,7 @@ export class RaftLog {
 
   /** Loads every segment, verifying it, and returns the entries after `snapshot`. */
   static open(dir: string, snapshot: SnapshotPoint, opts: RaftLogOptions): { log: RaftLog; entries: Entry[] } {
-    const bases = listSegmentBases(dir);
+    const bases = listSegmentBases(opts.fs, dir);
     const log = new RaftLog(dir, [], opts);
     // Segments wholly below the snapshot are left over from a compaction a crash interrupted. The
     // segment holding the snapshot's own index stays, so its term can be checked against the snapshot.
@@ -95,6 +96,9 @@ export class RaftLog {
   truncateFrom(index: number): void {
     assert(index >= (this.segments[0]?.base ?? 1) && index <= this.lastIndex(), `cannot truncate the raft log from ${index}`);
     while (this.segments.length > 1 && this.active().base > index) this.removeSegment(this.segments.length - 1);
+    // The cut is fsynced, which makes the active segment's earlier entries durable: entries of the segments
+    // before it must be on disk first, or a crash leaves a gap (or a torn segment that is not the last).
+    this.syncSegments();
     this.active().truncateFrom(index);
     this.syncDirIfDirty();
   }
@@ -118,13 +122,17 @@ export class RaftLog {
 
   /** Group commit: fsyncs every segment written since the last sync, then the directory if it changed. */
   sync(): void {
+    this.syncSegments();
+    this.syncDirIfDirty();
+  }
+
+  private syncSegments(): void {
     const active = this.active();
     for (const segment of this.unsynced) {
       segment.sync();
       if (segment !== active) segment.closeFd();
     }
     this.unsynced.clear();
-    this.syncDirIfDirty();
   }
 
   close(): void {
@@ -141,7 +149,7 @@ export class RaftLog {
       if (prev && base !== prev.lastIndex() + 1) {
         throw layoutError(this.dir, `segment ${segmentName(base)} does not follow ${segmentName(prev.base)} (ends at ${prev.lastIndex()})`);
       }
-      const loaded = LogSegment.recover(this.dir, base, { isLast: i === bases.length - 1, prevTerm, logger: this.opts.logger });
+      const loaded = LogSegment.recover(this.opts.fs, this.dir, base, { isLast: i === bases.length - 1, prevTerm, logger: this.opts.logger });
       this.segments.push(loaded.segment);
       for (const entry of loaded.entries) entries.push(entry);
       prevTerm = loaded.segment.lastTerm() ?? prevTerm;
@@ -167,14 +175,14 @@ export class RaftLog {
 
   private restartAfter(index: number): void {
     while (this.segments.length > 0) this.removeSegment(this.segments.length - 1);
-    this.segments = [LogSegment.create(this.dir, index + 1)];
+    this.segments = [LogSegment.create(this.opts.fs, this.dir, index + 1)];
     this.dirDirty = true;
   }
 
   private roll(): LogSegment {
     const previous = this.active();
     if (!this.unsynced.has(previous)) previous.closeFd();
-    const next = LogSegment.create(this.dir, this.lastIndex() + 1);
+    const next = LogSegment.create(this.opts.fs, this.dir, this.lastIndex() + 1);
     this.segments.push(next);
     this.dirDirty = true;
     return next;
@@ -189,13 +197,15 @@ export class RaftLog {
   }
 
   private unlinkSegmentFile(base: number): void {
-    fs.unlinkSync(path.join(this.dir, segmentName(base)));
+    this.opts.fs.unlinkSync(path.join(this.dir, segmentName(base)));
     this.dirDirty = true;
   }
 
   private syncDirIfDirty(): void {
     if (!this.dirDirty) return;
-    fsyncDir(this.dir);
+    // The directory fsync makes a segment created by a roll durable by name: what was written before it goes first.
+    this.syncSegments();
+    fsyncDir(this.opts.fs, this.dir);
     this.dirDirty = false;
   }
 
@@ -206,7 +216,7 @@ export class RaftLog {
   }
 }
 
-function listSegmentBases(dir: string): number[] {
+function listSegmentBases(fs: FileSystem, dir: string): number[] {
   const bases: number[] = [];
   for (const name of fs.readdirSync(dir)) {
     const base = parseSegmentName(name);

@@ -30,7 +30,6 @@
 // before any byte is written, and a failed write leaves the segment's size
 // unchanged (the stray bytes past it are never read).
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssertionError, assert } from '../util/assert.js';
 import { SystemClock, type Clock } from '../util/clock.js';
@@ -38,6 +37,7 @@ import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from '../record/batch-header.js';
 import { validateAppend, type IncomingBatch } from './append-validation.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { fsyncDir, fsyncDirAsync } from '../util/fs-util.js';
 import type { EpochEntry } from './checkpoint.js';
 import { type EpochEndOffset, type LeaderEpochCache } from './leader-epoch-cache.js';
@@ -56,6 +56,8 @@ export interface PartitionLogOptions {
   /** Overrides of DEFAULT_LOG_CONFIG. */
   config?: Partial<LogConfig>;
   clock?: Clock;
+  /** The disk (default the real one, NodeFileSystem; the simulation passes its own). */
+  fs?: FileSystem;
   logger?: Logger;
   /** From recovery-point-offset-checkpoint; 0 (recover everything) if unknown. */
   recoveryPoint?: number;
@@ -141,6 +143,8 @@ export class PartitionLog {
   private tailSegment: LogSegment | null = null;
 
   private constructor(
+    /** The disk every file of this log lives on (producer-state snapshots use it too). */
+    readonly fs: FileSystem,
     readonly dir: string,
     config: LogConfig,
     private readonly clock: Clock,
@@ -171,7 +175,9 @@ export class PartitionLog {
     const config = validateLogConfig({ ...DEFAULT_LOG_CONFIG, ...opts.config });
     const clock = opts.clock ?? SystemClock;
     const logger = opts.logger ?? silentLogger;
+    const fs = opts.fs ?? NodeFileSystem;
     const loaded = loadLog({
+      fs,
       dir: opts.dir,
       config,
       clock,
@@ -182,7 +188,7 @@ export class PartitionLog {
     if (loaded.unflushed.length > 0) {
       logger.info({ dir: opts.dir, recoveredSegments: loaded.unflushed.length, truncatedBytes: loaded.truncatedBytes }, 'recovered log');
     }
-    return new PartitionLog(opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0, opts.newDirectory === true, opts.tailCache ?? null);
+    return new PartitionLog(fs, opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0, opts.newDirectory === true, opts.tailCache ?? null);
   }
 
   get logStartOffset(): number {
@@ -243,8 +249,9 @@ export class PartitionLog {
       'replaceSegments: cleaned segment outside the range it replaces');
     this.beforeChange();
     this._structureVersion++;
+    this.syncClosedSegments();
     try {
-      swapSegments(this.dir, old, cleaned, hook);
+      swapSegments(this.fs, this.dir, old, cleaned, hook);
     } catch (err) {
       throw storageError(err, `segment swap in ${this.dir}`);
     }
@@ -345,7 +352,7 @@ export class PartitionLog {
     for (const b of batches) {
       if (b.leaderEpoch >= 0 && b.leaderEpoch > this.epochCache.latestEpoch()) {
         this.epochCache.assign(b.leaderEpoch, b.baseOffset);
-        this.epochCache.checkpoint();
+        this.checkpointEpochs();
       }
       maxTimestamp = Math.max(maxTimestamp, b.maxTimestamp);
       recordCount += b.recordCount;
@@ -403,7 +410,7 @@ export class PartitionLog {
     if (old.isEmpty) return;
     old.sealTimeIndex();
     old.persistIndexes();
-    this.segments.push(LogSegment.create(this.dir, this._logEndOffset, this.config));
+    this.segments.push(LogSegment.create(this.fs, this.dir, this._logEndOffset, this.config));
     this.dirEntriesDirty = true;
     this.scheduleBackgroundFlush(old, this._logEndOffset);
   }
@@ -412,8 +419,15 @@ export class PartitionLog {
     const generation = this.truncations;
     this.flushChain = this.flushChain
       .then(() => segment.flushAsync())
-      .then(() => new Promise<void>((resolve, reject) => fsyncDirAsync(this.dir, (err) => (err ? reject(err) : resolve()))))
+      // Segments rolled after this one (their own flushes come later in the chain) go first as well: the
+      // directory fsync makes the newest segment's name durable (see syncClosedSegments).
+      .then(() => Promise.all(this.segments.filter((s) => s !== segment && s !== this.active && s.nextOffset > this._recoveryPoint)
+        .map((s) => s.flushAsync())))
+      .then(() => fsyncDirAsync(this.fs, this.dir))
+      .then(() => (this.parentEntryDirty ? fsyncDirAsync(this.fs, path.dirname(this.dir)) : undefined))
       .then(() => {
+        // The recovery point may claim the segment only once the log's own directory entry is on disk too.
+        this.parentEntryDirty = false;
         if (!this.closed && generation === this.truncations && upTo > this._recoveryPoint) {
           this._recoveryPoint = Math.min(upTo, this._logEndOffset);
         }
@@ -451,14 +465,17 @@ export class PartitionLog {
         if (s === this.active) {
           if (activeDataOnly) s.flushData();
           else s.flush();
-        } else if (s.nextOffset > this._recoveryPoint) s.flush();
+        } else if (s.nextOffset >= this._recoveryPoint) {
+          // `>=`: a truncation leaves the segment it cut ending exactly at the recovery point, with its cut not yet on disk.
+          s.flush();
+        }
       }
       if (this.dirEntriesDirty) {
-        fsyncDir(this.dir);
+        fsyncDir(this.fs, this.dir);
         this.dirEntriesDirty = false;
       }
       if (this.parentEntryDirty) {
-        fsyncDir(path.dirname(this.dir));
+        fsyncDir(this.fs, path.dirname(this.dir));
         this.parentEntryDirty = false;
       }
     } catch (err) {
@@ -575,7 +592,7 @@ export class PartitionLog {
     this.ensureOpen();
     if (epoch <= this.epochCache.latestEpoch()) return;
     this.epochCache.assign(epoch, this._logEndOffset);
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
   }
 
   latestEpoch(): number {
@@ -601,7 +618,7 @@ export class PartitionLog {
       // leader that wrote nothing in them) must go: they are not in the log.
       if (offset === this._logEndOffset && this.epochCache.all().some((e) => e.startOffset >= offset)) {
         this.epochCache.truncateFromEnd(offset);
-        this.epochCache.checkpoint();
+        this.checkpointEpochs();
       }
       return this._logEndOffset;
     }
@@ -614,9 +631,19 @@ export class PartitionLog {
     this._structureVersion++;
     this.dropTail();
     const keep = this.floorSegmentIndex(offset);
-    for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
+    const removed = this.segments.splice(keep + 1);
     try {
+      for (const s of removed) s.deleteFiles();
       this.active.truncateTo(offset);
+      // A durable cut, as in the Raft log: a crash never brings back what a truncation dropped — neither the
+      // batches (a follower would hold a divergent suffix again) nor later segments (the LEO would jump past a
+      // gap). Truncations are rare (a follower meeting a new leader), so the two fsyncs cost little.
+      this.syncClosedSegments();
+      this.active.flushData();
+      if (removed.length > 0 || this.dirEntriesDirty) {
+        fsyncDir(this.fs, this.dir);
+        this.dirEntriesDirty = false;
+      }
     } catch (err) {
       throw storageError(err, `truncation of ${this.dir}`);
     }
@@ -633,8 +660,8 @@ export class PartitionLog {
     this._structureVersion++;
     this.dropTail();
     for (const s of this.segments) s.deleteFiles();
-    this.segments = [LogSegment.create(this.dir, offset, this.config)];
-    fsyncDir(this.dir);
+    this.segments = [LogSegment.create(this.fs, this.dir, offset, this.config)];
+    fsyncDir(this.fs, this.dir);
     this.dirEntriesDirty = false;
     this.markerRemovalUnsynced = false;
     this._logEndOffset = offset;
@@ -643,7 +670,7 @@ export class PartitionLog {
     this._recoveryPoint = offset;
     this.unflushedMessages = 0;
     this.epochCache.clear();
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
     this.checkInvariants();
   }
 
@@ -653,7 +680,7 @@ export class PartitionLog {
     this._recoveryPoint = Math.min(this._recoveryPoint, end);
     this._highWatermark = Math.min(this._highWatermark, end);
     this.epochCache.truncateFromEnd(end);
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
     this.checkInvariants();
   }
 
@@ -684,7 +711,7 @@ export class PartitionLog {
     if (offset <= this._logStartOffset) return;
     this._logStartOffset = offset;
     this.epochCache.truncateFromStart(offset);
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
   }
 
   /**
@@ -731,11 +758,11 @@ export class PartitionLog {
     this.dropTail();
     this.active.sealTimeIndex();
     this.flush();
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
     for (const s of this.segments) s.close();
     // No fsync: everything it vouches for was fsynced just above, and a marker
     // lost in a crash only costs a re-validation at the next start.
-    fs.writeFileSync(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
+    this.fs.writeFileSync(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
     this.closed = true;
   }
 
@@ -751,10 +778,29 @@ export class PartitionLog {
     if (this.closed) throw new SluiceError(Errors.KAFKA_STORAGE_ERROR, `log ${this.dir} is closed`, { dir: this.dir });
   }
 
+  /**
+   * Before a directory fsync that no full flush precedes (the leader-epoch
+   * checkpoint's, a cleaner swap's): that fsync makes every name in the
+   * directory durable, a segment just rolled included, so the closed segments'
+   * bytes must be on disk first. Otherwise a crash can keep the new segment's
+   * name but not its predecessor's tail, and the log comes back with a gap:
+   * an LEO past offsets it does not hold. Usually there is nothing to do: a
+   * rolled segment is flushed in the background soon after its roll.
+   */
+  private syncClosedSegments(): void {
+    for (const s of this.segments) if (s !== this.active && s.nextOffset >= this._recoveryPoint) s.flushData();
+  }
+
+  /** The leader-epoch checkpoint, written (with its directory fsync) after the segments it could expose. */
+  private checkpointEpochs(): void {
+    if (this.epochCache.unwritten) this.syncClosedSegments();
+    this.epochCache.checkpoint();
+  }
+
   /** Makes the removal of the clean-shutdown marker durable before the first change to the log's bytes. */
   private beforeChange(): void {
     if (!this.markerRemovalUnsynced) return;
-    fsyncDir(this.dir);
+    fsyncDir(this.fs, this.dir);
     this.markerRemovalUnsynced = false;
   }
 

@@ -90,7 +90,7 @@ export function valuesIn(records: Uint8Array, fromOffset = 0): string[] {
 
 /** A broker's LogManager over `dataDir`, on the given time (default: the system's). */
 export function openLogs(dataDir: string, time: { clock?: Clock; scheduler?: Scheduler } = {}): LogManager {
-  return LogManager.open({ dataDir, logConfig: {}, clock: time.clock ?? SystemClock, logger });
+  return LogManager.open({ dataDir, logConfig: {}, clock: time.clock ?? SystemClock, scheduler: time.scheduler ?? SystemScheduler, logger });
 }
 
 export interface TestNode {
