@@ -15,6 +15,7 @@ import { MetadataStateMachine } from '../../src/metadata/state-machine.js';
 import { SystemClock } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { setMutant } from '../../src/util/mutants.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { SimFailure } from './cluster.js';
 import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerRunReport } from './controller-sim.js';
@@ -363,6 +364,36 @@ describe('controller sim: scenarios', function () {
     }
     expect(caught.length, caught.join(', ')).to.be.greaterThan(3);
   });
+});
+
+// ---------------------------------------------------------------- deliberate bugs
+
+describe('controller sim: the controller\'s deliberate bugs (src/util/mutants.ts) turn it red', function () {
+  this.timeout(120_000);
+  afterEach(() => setMutant(undefined));
+
+  /** The first seed (1..seedsMax) whose run fails, with the invariant it broke. */
+  function firstFailure(seedsMax: number): { seed: number; invariant: string } | undefined {
+    for (let seed = 1; seed <= seedsMax; seed++) {
+      try {
+        runControllerSeed(seed);
+      } catch (err) {
+        if (!(err instanceof SimFailure)) throw err;
+        return { seed, invariant: err.invariant };
+      }
+    }
+    return undefined;
+  }
+
+  // Seeds needed when written (docs/reliability.md): elect-outside-isr 1, fenced-broker-keeps-leadership 2,
+  // alter-partition-stale-epoch 17 (it needs a stale request from a deposed leader to reach the controller).
+  for (const [name, seedsMax] of [['elect-outside-isr', 10], ['fenced-broker-keeps-leadership', 10], ['alter-partition-stale-epoch', 40]] as const) {
+    it(`${name} is caught within ${seedsMax} seeds`, () => {
+      setMutant(name);
+      const failure = firstFailure(seedsMax);
+      expect(failure, `no seed in 1..${seedsMax} failed`).to.not.equal(undefined);
+    });
+  }
 });
 
 // ---------------------------------------------------------------- random seeds
