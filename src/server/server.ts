@@ -69,6 +69,9 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const voters = cfg.quorum.map((v) => v.id);
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
+  if (!isVoter && cfg.roles.includes('controller')) {
+    log.info({ nodeId: cfg.nodeId }, 'not in --controller-quorum: following the metadata log until `sluice cluster add-controller` promotes this node');
+  }
 
   let tls: TlsContext | undefined;
   try {
@@ -107,7 +110,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
-      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
+      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, scheduler: SystemScheduler, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = withDescribeQuorum(createControllerApi(controller), node);
@@ -117,7 +120,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   }
   if (controllerApi && metadata && cfg.authorizer) controllerApi = authorizeControllerCalls(controllerApi, authorizerOver(cfg.authorizer, () => metadata.image));
   transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
-  const unsyncPeers = metadata && isVoter
+  // Controllers dial every metadata follower (a joining controller too: it may lead once promoted).
+  const unsyncPeers = metadata && cfg.roles.includes('controller')
     ? syncObserverPeers({ metadata, transport, nodeId: cfg.nodeId, voters, logger: log.child({ component: 'observer-peers' }) })
     : undefined;
   const failed = new Promise<Error>((resolve) => node.once('fatal', resolve));

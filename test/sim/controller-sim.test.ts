@@ -12,12 +12,13 @@ import { QuorumController } from '../../src/controller/service/quorum-controller
 import type { AlterPartitionResult, CreatedTopic } from '../../src/controller/replication-control.js';
 import { MetadataImage, type BrokerRegistration, type PartitionRegistration, type TopicImage } from '../../src/metadata/image.js';
 import { MetadataStateMachine } from '../../src/metadata/state-machine.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { setMutant, type MutantName } from '../../src/util/mutants.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { SimFailure } from './cluster.js';
-import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerRunReport } from './controller-sim.js';
+import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerProfile, type ControllerRunReport } from './controller-sim.js';
 import {
   ActiveControllerSafety,
   ImageAgreement,
@@ -199,20 +200,16 @@ describe('controller sim: regression tests for src bugs the simulation found', (
 describe('controller sim: regression test for the controller shell bug found by modelling it', function () {
   this.timeout(10_000);
 
-  async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!cond()) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
+  /** Lets the fake quorum's settled promises reach the shell. */
+  const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
   // Seeds 146, 3271, 3605 (make sim SEED=146): n1 leads term 4; a proposal
   // times out, the barrier after it times out too, and the shell "steps down"
   // — only as controller: Raft still leads, no roleChange will ever come, so
   // no node is the active controller again until the Raft leader changes (the
   // heal phase runs out of time with n1 leading term 4). Activation's
-  // ReadIndex failing while leading ends the same way.
+  // ReadIndex failing while leading ends the same way. The shell runs here on
+  // a ManualScheduler: its reactivation timer fires when the test says so.
   it('a leader whose barrier failed becomes the active controller again', async () => {
     let proposals = 0;
     let index = 0;
@@ -226,13 +223,24 @@ describe('controller sim: regression test for the controller shell bug found by 
       status: () => ({ role: 'leader', leader: 1, term: 1, lastIndex: index }),
       on: () => undefined,
     };
-    const controller = new QuorumController({ quorum, metadata: new MetadataStateMachine(), clusterId: 'c', clock: SystemClock, rng: new SeededRng(1), logger: silentLogger });
+    const scheduler = new ManualScheduler();
+    const controller = new QuorumController({
+      quorum, metadata: new MetadataStateMachine(), clusterId: 'c', clock: scheduler.clock, scheduler, rng: new SeededRng(1), logger: silentLogger,
+      reactivateDelayMs: 100,
+    });
     try {
-      await waitFor(() => proposals >= 1, 2000, 'the cluster record proposed');
+      await flush();
+      expect(proposals, 'the cluster record proposed').to.equal(1);
       const record = { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'num.partitions', value: '3' } as const;
       const first = await controller.submit(() => ({ records: [record], response: 'ok' })).catch((e: unknown) => e);
       expect(isSluiceError(first, Errors.NOT_CONTROLLER), 'the barrier failed').to.equal(true);
-      await waitFor(() => controller.isActive, 2000, 'active again while still the Raft leader');
+      expect(controller.isActive).to.equal(false);
+      scheduler.advance(99);
+      await flush();
+      expect(controller.isActive, 'not before reactivateDelayMs').to.equal(false);
+      scheduler.advance(1);
+      await flush();
+      expect(controller.isActive, 'active again while still the Raft leader').to.equal(true);
       expect(await controller.submit(() => ({ records: [record], response: 'ok' }))).to.equal('ok');
       // Re-activated in the same term, it still applies a barrier before any
       // command (here: the retried cluster record, then ours): the entry whose
@@ -363,6 +371,42 @@ describe('controller sim: scenarios', function () {
     }
     expect(caught.length, caught.join(', ')).to.be.greaterThan(3);
   });
+});
+
+// ---------------------------------------------------------------- deliberate bugs
+
+describe('controller sim: the controller\'s deliberate bugs (src/util/mutants.ts) turn it red', function () {
+  this.timeout(120_000);
+  afterEach(() => setMutant(undefined));
+
+  /** The first seed (1..seedsMax) whose run fails, with the invariant it broke. */
+  function firstFailure(seedsMax: number, profile: Partial<ControllerProfile>): { seed: number; invariant: string } | undefined {
+    for (let seed = 1; seed <= seedsMax; seed++) {
+      try {
+        runControllerSeed(seed, { profile });
+      } catch (err) {
+        if (!(err instanceof SimFailure)) throw err;
+        return { seed, invariant: err.invariant };
+      }
+    }
+    return undefined;
+  }
+
+  // Seeds needed when written (docs/reliability.md): elect-outside-isr 1, fenced-broker-keeps-leadership 2,
+  // alter-partition-stale-epoch 29 with stale requests at 0.3 (it needs a request that is stale only in its
+  // partition epoch — from the current leader in the current leader epoch — to reach the controller).
+  const cases: ReadonlyArray<readonly [MutantName, number, Partial<ControllerProfile>]> = [
+    ['elect-outside-isr', 10, {}],
+    ['fenced-broker-keeps-leadership', 10, {}],
+    ['alter-partition-stale-epoch', 60, { staleAlterRate: 0.3 }],
+  ];
+  for (const [name, seedsMax, profile] of cases) {
+    it(`${name} is caught within ${seedsMax} seeds`, () => {
+      setMutant(name);
+      const failure = firstFailure(seedsMax, profile);
+      expect(failure, `no seed in 1..${seedsMax} failed`).to.not.equal(undefined);
+    });
+  }
 });
 
 // ---------------------------------------------------------------- random seeds

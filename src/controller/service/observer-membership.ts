@@ -3,7 +3,9 @@
 // metadata log (a METADATA_ENDPOINT endpoint, not a voter; see
 // src/raft-node/observers.ts). A broker registers → addObserver, so the
 // leader starts replicating the log to it (it must catch up to be unfenced);
-// it is unregistered (or drops the endpoint) → removeObserver.
+// it is unregistered (or drops the endpoint) → removeObserver. A controller
+// added at runtime (its ControllerEndpointRecord, sluice cluster
+// add-controller) is followed the same way until it is a voter.
 //
 // Runs only while the controller is active (start/stop from QuorumController),
 // so it compares the membership with a complete image: a new leader's image
@@ -15,6 +17,7 @@
 // trigger a new comparison. `generation` ties callbacks to one activation, so
 // a proposal settling after stop() cannot start work in a later activation.
 
+import type { Scheduler } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { ConfChange, Membership } from '../../raft/types.js';
 import type { MetadataStateMachine } from '../../metadata/state-machine.js';
@@ -29,6 +32,7 @@ export interface ObserverQuorum {
 export interface ObserverMembershipOptions {
   readonly quorum: ObserverQuorum;
   readonly metadata: MetadataStateMachine;
+  readonly scheduler: Scheduler;
   readonly logger: Logger;
   /** Pause before trying again after a refused or failed change. */
   readonly retryDelayMs?: number;
@@ -40,7 +44,7 @@ export class ObserverMembership {
   private running = false;
   private generation = 0;
   private inFlight = false;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryTimer: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly opts: ObserverMembershipOptions) {}
@@ -54,7 +58,7 @@ export class ObserverMembership {
     // Image listeners run inside the Raft ready loop: propose on a later
     // microtask, after the driver has finished handling that Ready.
     this.unsubscribe = this.opts.metadata.subscribe((_image, changes) => {
-      if (changes === null || changes.brokers.size > 0) queueMicrotask(() => this.reconcile());
+      if (changes === null || changes.brokers.size > 0 || changes.controllerEndpoints) queueMicrotask(() => this.reconcile());
     });
     this.reconcile();
   }
@@ -66,7 +70,7 @@ export class ObserverMembership {
     this.inFlight = false;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer?.();
     this.retryTimer = undefined;
   }
 
@@ -74,7 +78,10 @@ export class ObserverMembership {
   reconcile(): void {
     if (!this.running || this.inFlight || this.retryTimer) return;
     const membership = this.opts.quorum.membership();
-    const followers = metadataFollowers(this.opts.metadata.image.brokers.values(), membership.voters);
+    const image = this.opts.metadata.image;
+    const followers = metadataFollowers(image.brokers.values(), membership.voters);
+    // Controllers added at runtime follow the log too until they are promoted (controller-membership.ts).
+    for (const [id, url] of image.controllerEndpoints) if (!membership.voters.includes(id)) followers.set(id, url);
     const change = nextObserverChange(membership, followers);
     if (!change) return;
     const generation = this.generation;
@@ -94,9 +101,9 @@ export class ObserverMembership {
 
   private scheduleRetry(): void {
     if (!this.running || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
+    this.retryTimer = this.opts.scheduler.schedule(this.opts.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS, () => {
       this.retryTimer = undefined;
       this.reconcile();
-    }, this.opts.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS);
+    });
   }
 }
