@@ -53,7 +53,6 @@ export const PENDING_INJECTION = [
   'src/client/consumer-offsets.ts',
   'src/client/consumer.ts',
   'src/client/producer-memory.ts',
-  'src/client/producer-options.ts',
   'src/client/producer-sender.ts',
   'src/client/producer.ts',
   'src/groups/coordinator.ts',
@@ -102,6 +101,18 @@ const TIME_SYNTAX = [
 ];
 
 const TIME_MODULES = ['timers', 'timers/promises', 'perf_hooks'];
+
+const restrictedImports = (modules, message) => ({
+  paths: modules.flatMap((m) => [{ name: m, message }, { name: `node:${m}`, message }]),
+});
+
+/** The time fence's rules (test/lint/ also runs them on PENDING_INJECTION, to spot entries gone stale). */
+export const TIME_FENCE_RULES = {
+  'no-restricted-imports': ['error', restrictedImports(TIME_MODULES, 'real timers: use the injected Scheduler (src/util/clock.ts)')],
+  'no-restricted-globals': ['error', ...TIME_GLOBALS],
+  'no-restricted-properties': ['error', ...TIME_PROPERTIES],
+  'no-restricted-syntax': ['error', ...TIME_SYNTAX],
+};
 
 // -------------------------------------------------------------- purity fence
 
@@ -253,10 +264,6 @@ const sluicePlugin = { rules: { layers: layersRule } };
 
 // -------------------------------------------------------------------- config
 
-const restrictedImports = (modules, message) => ({
-  paths: modules.flatMap((m) => [{ name: m, message }, { name: `node:${m}`, message }]),
-});
-
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', '.tmp/**'] },
   ...tseslint.configs.recommended,
@@ -275,12 +282,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: [...TIME_SOURCES, ...PENDING_INJECTION],
-    rules: {
-      'no-restricted-imports': ['error', restrictedImports(TIME_MODULES, 'real timers: use the injected Scheduler (src/util/clock.ts)')],
-      'no-restricted-globals': ['error', ...TIME_GLOBALS],
-      'no-restricted-properties': ['error', ...TIME_PROPERTIES],
-      'no-restricted-syntax': ['error', ...TIME_SYNTAX],
-    },
+    rules: TIME_FENCE_RULES,
   },
   {
     files: PURE_FOLDERS,
