@@ -23,7 +23,11 @@ const ROOT = path.dirname(fileURLToPath(import.meta.url));
 /**
  * The only files that may read real time, arm real timers or draw global
  * randomness, each with why. Everything else takes a Clock, a Scheduler and an
- * Rng; process entry points pass SystemClock/SystemScheduler/a seeded Rng.
+ * Rng. The process entry points — src/server/server.ts (a node's
+ * composition), src/cli/ (the command line) and the client's public
+ * constructor — need no exemption: they pick SystemClock/SystemScheduler and a
+ * seeded Rng from src/util/ and pass them down, so the real time still comes
+ * from the files below.
  */
 export const TIME_SOURCES = [
   // The one definition of real time and timers: SystemClock, SystemScheduler.
