@@ -160,7 +160,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const log = opts.logger;
   const s = opts.settings;
   const logs = LogManager.open({
-    dataDir: opts.dataDir, logConfig: s.logConfig, clock: SystemClock, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
+    dataDir: opts.dataDir, logConfig: s.logConfig, clock: SystemClock, scheduler: SystemScheduler, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
   });
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
   const ref: { lifecycle?: BrokerLifecycle } = {};
