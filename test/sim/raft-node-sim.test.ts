@@ -43,6 +43,7 @@ describe('raft simulation of the real shell (RaftNode + RaftTransport on the sim
     const sum = (f: (r: RaftNodeSimReport) => number): number => reports.reduce((s, r) => s + f(r), 0);
     expect(sum((r) => r.crashes), 'crashes').to.be.greaterThan(0);
     expect(sum((r) => r.proposalsAcked), 'acknowledged proposals').to.be.greaterThan(SEEDS.length * 10);
+    expect(sum((r) => r.clientAcks), 'proposals acknowledged through the quorum client').to.be.greaterThan(SEEDS.length * 5);
   });
 
   it('replays a seed bit for bit (same trace digest)', async () => {

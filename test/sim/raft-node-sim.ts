@@ -35,6 +35,8 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { RaftNode, type MessageSender } from '../../src/raft-node/node.js';
 import { RaftTransport } from '../../src/raft-node/transport.js';
+import { createClientService } from '../../src/raft-node/client-service.js';
+import { QuorumClient } from '../../src/raft-node/quorum-client.js';
 import { DEFAULT_TRANSPORT_LIMITS, nodeLimits, type RaftNodeLimits, type TransportLimits } from '../../src/raft-node/quorum-config.js';
 import type { StateMachine } from '../../src/raft-node/state-machine.js';
 import type { Entry, Message, NodeId, RaftConfig, Snapshot } from '../../src/raft/types.js';
@@ -80,6 +82,8 @@ export interface RaftNodeSimReport {
   readonly seed: number;
   readonly events: number;
   readonly proposalsAcked: number;
+  /** Of which through the quorum client. */
+  readonly clientAcks: number;
   readonly crashes: number;
   readonly faults: number;
   readonly maxTerm: number;
@@ -158,9 +162,12 @@ export class RaftNodeSim {
   private failure: RaftNodeSimFailure | undefined;
   private events = 0;
   private proposalsAcked = 0;
+  private clientAcks = 0;
   private crashes = 0;
   private faults = 0;
   private commandSeq = 0;
+  /** A client of the quorum on its own host: half the workload's proposals travel the wire through it. */
+  private client: QuorumClient | undefined;
 
   constructor(private readonly opts: RaftNodeSimOptions) {
     this.rng = new SeededRng(opts.seed);
@@ -244,7 +251,7 @@ export class RaftNodeSim {
     h.transport = transport;
     h.sm = sm;
     await transport.listen();
-    transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: () => Promise.reject(new Error('no clients in this simulation')) });
+    transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm) });
   }
 
   /** The node's process dies: its events, connections and listener go; its disk stays (minus what the disk model drops). */
@@ -361,6 +368,21 @@ export class RaftNodeSim {
     return best;
   }
 
+  /** Proposes through the quorum client (leader following, retries, timeouts on the simulated network). */
+  private proposeByClient(): Promise<{ index: number } | undefined> {
+    this.client ??= new QuorumClient({
+      endpoints: this.ids.map((id) => this.url(id)), clusterId: CLUSTER_ID, rng: this.workRng.fork(), logger: silentLogger,
+      transport: this.net.transport('client'), clock: this.clock, scheduler: this.scheduler,
+      limits: { requestTimeoutMs: 1_000, leaderSearchTimeoutMs: 2_000, connectTimeoutMs: 300 },
+    });
+    const cmd = `q${++this.commandSeq}`;
+    return this.client.propose(new TextEncoder().encode(cmd)).then((p) => {
+      this.proposalsAcked++;
+      this.clientAcks++;
+      return { index: p.index };
+    }, () => undefined);
+  }
+
   /** Proposes a fresh command on a node that believes it leads (any of them: a stale leader's entries are how logs diverge). */
   private propose(): Promise<{ index: number } | undefined> {
     const leaders = [...this.hosts.values()].filter((h) => h.node?.status().role === 'leader');
@@ -377,7 +399,7 @@ export class RaftNodeSim {
     const every = this.opts.proposeEveryMs ?? 20;
     const step = (): void => {
       if (this.queue.now() >= untilMs) return;
-      void this.propose();
+      void (this.workRng.chance(0.5) ? this.proposeByClient() : this.propose());
       this.scheduler.schedule(this.workRng.range(1, 2 * every), step);
     };
     this.scheduler.schedule(this.workRng.range(1, every), step);
@@ -440,10 +462,11 @@ export class RaftNodeSim {
       let appliedMax = 0;
       for (const h of this.hosts.values()) appliedMax = Math.max(appliedMax, h.sm?.appliedIndex ?? 0);
       return {
-        seed: this.opts.seed, events: this.events, proposalsAcked: this.proposalsAcked, crashes: this.crashes, faults: this.faults,
+        seed: this.opts.seed, events: this.events, proposalsAcked: this.proposalsAcked, clientAcks: this.clientAcks, crashes: this.crashes, faults: this.faults,
         maxTerm: Math.max(0, ...this.leaders.keys()), appliedMax, digest: this.hash.copy().digest('hex'),
       };
     } finally {
+      this.client?.close();
       for (const h of this.hosts.values()) h.incarnation++;
       if (this.opts.realDisk) fs.rmSync(this.tmpRoot, { recursive: true, force: true });
     }
