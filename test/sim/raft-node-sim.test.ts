@@ -44,6 +44,8 @@ describe('raft simulation of the real shell (RaftNode + RaftTransport on the sim
     expect(sum((r) => r.crashes), 'crashes').to.be.greaterThan(0);
     expect(sum((r) => r.proposalsAcked), 'acknowledged proposals').to.be.greaterThan(SEEDS.length * 10);
     expect(sum((r) => r.clientAcks), 'proposals acknowledged through the quorum client').to.be.greaterThan(SEEDS.length * 5);
+    expect(sum((r) => r.readsOk), 'linearizable reads answered').to.be.greaterThan(SEEDS.length);
+    expect(sum((r) => r.transfers), 'leadership transfers').to.be.greaterThan(0);
   });
 
   it('replays a seed bit for bit (same trace digest)', async () => {

@@ -19,6 +19,8 @@
 //   - state machine safety and log matching: every node that applies index i
 //     reaches the same state digest there (a rolling hash of the applied
 //     prefix, so one divergent entry anywhere shows up);
+//   - linearizable reads: a ReadIndex answer is at least the index of every
+//     proposal acknowledged before the read was issued;
 //   - a node never fails (RaftNode 'fatal': a broken invariant or disk error).
 // At the end the network heals, every node restarts, and a fresh proposal
 // must be applied on every voter (liveness).
@@ -84,6 +86,8 @@ export interface RaftNodeSimReport {
   readonly proposalsAcked: number;
   /** Of which through the quorum client. */
   readonly clientAcks: number;
+  readonly readsOk: number;
+  readonly transfers: number;
   readonly crashes: number;
   readonly faults: number;
   readonly maxTerm: number;
@@ -163,6 +167,10 @@ export class RaftNodeSim {
   private events = 0;
   private proposalsAcked = 0;
   private clientAcks = 0;
+  /** Highest index of an acknowledged proposal so far (what a read issued now must see). */
+  private ackedMax = 0;
+  private readsOk = 0;
+  private transfers = 0;
   private crashes = 0;
   private faults = 0;
   private commandSeq = 0;
@@ -368,6 +376,30 @@ export class RaftNodeSim {
     return best;
   }
 
+  /** A ReadIndex on a node that believes it leads; its answer must cover every proposal acknowledged before. */
+  private read(): void {
+    const l = this.leader();
+    if (!l?.node) return;
+    const mustSee = this.ackedMax;
+    const id = l.id;
+    l.node.readIndex().then((index) => {
+      this.readsOk++;
+      if (index < mustSee) this.fail('linearizable read', `n${id} answered a read at ${index}, below ${mustSee} acknowledged before it was issued`);
+    }, () => undefined);
+  }
+
+  /** The leader hands leadership to a random other voter. */
+  private transfer(): void {
+    const l = this.leader();
+    if (!l?.node) return;
+    const others = this.ids.filter((id) => id !== l.id);
+    const to = others[this.workRng.int(others.length)]!;
+    if (l.node.transferLeadership(to)) {
+      this.transfers++;
+      this.note(`transfer n${l.id} -> n${to}`);
+    }
+  }
+
   /** Proposes through the quorum client (leader following, retries, timeouts on the simulated network). */
   private proposeByClient(): Promise<{ index: number } | undefined> {
     this.client ??= new QuorumClient({
@@ -379,6 +411,7 @@ export class RaftNodeSim {
     return this.client.propose(new TextEncoder().encode(cmd)).then((p) => {
       this.proposalsAcked++;
       this.clientAcks++;
+      this.ackedMax = Math.max(this.ackedMax, p.index);
       return { index: p.index };
     }, () => undefined);
   }
@@ -391,6 +424,7 @@ export class RaftNodeSim {
     const cmd = `c${++this.commandSeq}`;
     return l.node.propose(new TextEncoder().encode(cmd)).then((p) => {
       this.proposalsAcked++;
+      this.ackedMax = Math.max(this.ackedMax, p.index);
       return { index: p.index };
     }, () => undefined);
   }
@@ -399,7 +433,11 @@ export class RaftNodeSim {
     const every = this.opts.proposeEveryMs ?? 20;
     const step = (): void => {
       if (this.queue.now() >= untilMs) return;
-      void (this.workRng.chance(0.5) ? this.proposeByClient() : this.propose());
+      const roll = this.workRng.int(100);
+      if (roll < 45) void this.proposeByClient();
+      else if (roll < 90) void this.propose();
+      else if (roll < 98) this.read();
+      else this.transfer();
       this.scheduler.schedule(this.workRng.range(1, 2 * every), step);
     };
     this.scheduler.schedule(this.workRng.range(1, every), step);
@@ -462,7 +500,7 @@ export class RaftNodeSim {
       let appliedMax = 0;
       for (const h of this.hosts.values()) appliedMax = Math.max(appliedMax, h.sm?.appliedIndex ?? 0);
       return {
-        seed: this.opts.seed, events: this.events, proposalsAcked: this.proposalsAcked, clientAcks: this.clientAcks, crashes: this.crashes, faults: this.faults,
+        seed: this.opts.seed, events: this.events, proposalsAcked: this.proposalsAcked, clientAcks: this.clientAcks, readsOk: this.readsOk, transfers: this.transfers, crashes: this.crashes, faults: this.faults,
         maxTerm: Math.max(0, ...this.leaders.keys()), appliedMax, digest: this.hash.copy().digest('hex'),
       };
     } finally {
