@@ -46,6 +46,7 @@ describe('raft simulation of the real shell (RaftNode + RaftTransport on the sim
     expect(sum((r) => r.clientAcks), 'proposals acknowledged through the quorum client').to.be.greaterThan(SEEDS.length * 5);
     expect(sum((r) => r.readsOk), 'linearizable reads answered').to.be.greaterThan(SEEDS.length);
     expect(sum((r) => r.transfers), 'leadership transfers').to.be.greaterThan(0);
+    if (one === undefined) expect(sum((r) => r.observerApplied), 'entries applied by observers').to.be.greaterThan(0);
   });
 
   it('replays a seed bit for bit (same trace digest)', async () => {

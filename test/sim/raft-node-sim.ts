@@ -9,6 +9,11 @@
 // I/O that could land in between except the synchronous disk calls), before
 // the next. Every random choice comes from one SeededRng(seed).
 //
+// Every third seed adds a broker-only node that the leader adds as a Raft
+// observer (addObserver); it then replicates and applies like a voter. The
+// workload: proposals on a leader and through a QuorumClient on its own
+// host, linearizable reads, leadership transfers.
+//
 // Faults drawn from the seed: crashes (the node's events die with it, its
 // connections break, it restarts from its disk later), full partitions,
 // isolation, one-way blocks, connection breaks, heals. Invariants checked
@@ -63,6 +68,8 @@ export class RaftNodeSimFailure extends Error {
 export interface RaftNodeSimOptions {
   readonly seed: number;
   readonly voters: number;
+  /** Broker-only nodes that follow the log as Raft observers once the leader adds them (ids after the voters). */
+  readonly observers?: number;
   /** Simulated time of the fault phase. */
   readonly faultMs?: number;
   /** Mean time between two faults. */
@@ -88,6 +95,8 @@ export interface RaftNodeSimReport {
   readonly clientAcks: number;
   readonly readsOk: number;
   readonly transfers: number;
+  /** Highest index an observer applied (0: none ran). */
+  readonly observerApplied: number;
   readonly crashes: number;
   readonly faults: number;
   readonly maxTerm: number;
@@ -148,7 +157,9 @@ export class RaftNodeSim {
   /** Events of no node (the network's deliveries, the workload, faults). */
   readonly scheduler: Scheduler = this.schedulerFor(undefined);
   readonly net: SimNetwork;
+  /** Every node: the voters, then the observers. */
   readonly ids: readonly NodeId[];
+  readonly voterIds: readonly NodeId[];
   private readonly hosts = new Map<NodeId, Host>();
   private readonly rng: Rng;
   private readonly faultRng: Rng;
@@ -182,7 +193,8 @@ export class RaftNodeSim {
     this.net = new SimNetwork({ clock: this.clock, scheduler: this.scheduler, rng: this.rng.fork(), delay: opts.delay ?? { minMs: 1, maxMs: 5 }, trace: (l) => this.note(l) });
     this.faultRng = this.rng.fork();
     this.workRng = this.rng.fork();
-    this.ids = Array.from({ length: opts.voters }, (_, k) => k + 1);
+    this.ids = Array.from({ length: opts.voters + (opts.observers ?? 0) }, (_, k) => k + 1);
+    this.voterIds = this.ids.slice(0, opts.voters);
     // tmpfs where there is one: fsync there costs nothing (the real disk's model is the page cache anyway).
     this.tmpRoot = opts.realDisk ? fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'sluice-raft-node-sim-')) : '/sim';
     this.limits = nodeLimits({ tickMs: 10, electionTimeoutTicks: 15, heartbeatTicks: 3, segmentBytesMax: 256 * 1024, snapshotIntervalEntries: 64, commitPersistIntervalMs: 200, ...opts.limits });
@@ -248,7 +260,7 @@ export class RaftNodeSim {
       close: () => transport.close(),
     };
     const node = RaftNode.start({
-      id, voters: this.ids, raftDir: h.dir, stateMachine: sm, transport: sender, limits: this.limits,
+      id, voters: this.voterIds, raftDir: h.dir, stateMachine: sm, transport: sender, limits: this.limits,
       rng: rng.fork(), logger: silentLogger, clock: this.clock, scheduler,
       ...(h.disk ? { fs: h.disk } : {}),
       ...(this.opts.raft ? { raftConfig: this.opts.raft } : {}),
@@ -376,6 +388,16 @@ export class RaftNodeSim {
     return best;
   }
 
+  /** The leader adds an observer its membership lacks (one change at a time; refusals are retried on the next step). */
+  private addObservers(): void {
+    const l = this.leader();
+    if (!l?.node) return;
+    const m = l.node.membership();
+    const missing = this.ids.find((id) => !m.voters.includes(id) && !m.observers.includes(id));
+    if (missing === undefined) return;
+    l.node.proposeConfChange({ type: 'addObserver', node: missing }).then(() => this.note(`observer n${missing} added`), () => undefined);
+  }
+
   /** A ReadIndex on a node that believes it leads; its answer must cover every proposal acknowledged before. */
   private read(): void {
     const l = this.leader();
@@ -392,7 +414,7 @@ export class RaftNodeSim {
   private transfer(): void {
     const l = this.leader();
     if (!l?.node) return;
-    const others = this.ids.filter((id) => id !== l.id);
+    const others = this.voterIds.filter((id) => id !== l.id);
     const to = others[this.workRng.int(others.length)]!;
     if (l.node.transferLeadership(to)) {
       this.transfers++;
@@ -403,7 +425,7 @@ export class RaftNodeSim {
   /** Proposes through the quorum client (leader following, retries, timeouts on the simulated network). */
   private proposeByClient(): Promise<{ index: number } | undefined> {
     this.client ??= new QuorumClient({
-      endpoints: this.ids.map((id) => this.url(id)), clusterId: CLUSTER_ID, rng: this.workRng.fork(), logger: silentLogger,
+      endpoints: this.voterIds.map((id) => this.url(id)), clusterId: CLUSTER_ID, rng: this.workRng.fork(), logger: silentLogger,
       transport: this.net.transport('client'), clock: this.clock, scheduler: this.scheduler,
       limits: { requestTimeoutMs: 1_000, leaderSearchTimeoutMs: 2_000, connectTimeoutMs: 300 },
     });
@@ -433,6 +455,7 @@ export class RaftNodeSim {
     const every = this.opts.proposeEveryMs ?? 20;
     const step = (): void => {
       if (this.queue.now() >= untilMs) return;
+      this.addObservers();
       const roll = this.workRng.int(100);
       if (roll < 45) void this.proposeByClient();
       else if (roll < 90) void this.propose();
@@ -497,10 +520,12 @@ export class RaftNodeSim {
       this.net.heal();
       for (const id of this.ids) await this.restart(id);
       await this.awaitProgress(60 * this.limits.tickMs * this.limits.electionTimeoutTicks);
+      let observerApplied = 0;
+      for (const id of this.ids.slice(this.voterIds.length)) observerApplied = Math.max(observerApplied, this.hosts.get(id)?.sm?.appliedIndex ?? 0);
       let appliedMax = 0;
       for (const h of this.hosts.values()) appliedMax = Math.max(appliedMax, h.sm?.appliedIndex ?? 0);
       return {
-        seed: this.opts.seed, events: this.events, proposalsAcked: this.proposalsAcked, clientAcks: this.clientAcks, readsOk: this.readsOk, transfers: this.transfers, crashes: this.crashes, faults: this.faults,
+        seed: this.opts.seed, events: this.events, proposalsAcked: this.proposalsAcked, clientAcks: this.clientAcks, readsOk: this.readsOk, transfers: this.transfers, observerApplied, crashes: this.crashes, faults: this.faults,
         maxTerm: Math.max(0, ...this.leaders.keys()), appliedMax, digest: this.hash.copy().digest('hex'),
       };
     } finally {
@@ -518,7 +543,9 @@ export class RaftNodeSim {
       if (p !== undefined) {
         const idx = p.index;
         while (this.queue.now() < deadline) {
-          if ([...this.hosts.values()].every((h) => (h.sm?.appliedIndex ?? 0) >= idx)) return;
+          const members = this.leader()?.node?.membership();
+          const followers = members ? [...members.voters, ...members.observers] : this.voterIds;
+          if (followers.every((id) => (this.hosts.get(id)?.sm?.appliedIndex ?? 0) >= idx)) return;
           await this.runFor(10);
         }
       }
@@ -608,5 +635,5 @@ function makeDataDir(disk: SimFileSystem, dir: string): void {
 
 /** Runs one seed of the real-shell Raft simulation. */
 export function runRaftNodeSeed(seed: number, opts: Partial<RaftNodeSimOptions> = {}): Promise<RaftNodeSimReport> {
-  return new RaftNodeSim({ seed, voters: seed % 2 === 0 ? 3 : 5, ...opts }).run();
+  return new RaftNodeSim({ seed, voters: seed % 2 === 0 ? 3 : 5, observers: seed % 3 === 0 ? 1 : 0, ...opts }).run();
 }
