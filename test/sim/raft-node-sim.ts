@@ -78,6 +78,8 @@ export interface RaftNodeSimOptions {
   readonly proposeEveryMs?: number;
   /** Real files in a tmp directory instead of the simulated disk. */
   readonly realDisk?: boolean;
+  /** Keep every trace line (a replay prints them); else the last 200. */
+  readonly fullTrace?: boolean;
   /** One-way network delay (default 1–5 ms). */
   readonly delay?: { readonly minMs: number; readonly maxMs: number };
   /** Share of crashes that keep a torn prefix of the unsynced writes (default 0.5). */
@@ -226,11 +228,11 @@ export class RaftNodeSim {
     const text = `${this.queue.now()} ${line}`;
     this.hash.update(text).update('\n');
     this.trace.push(text);
-    if (this.trace.length > 200) this.trace.splice(0, this.trace.length - 200);
+    if (!this.opts.fullTrace && this.trace.length > 400) this.trace.splice(0, this.trace.length - 200);
   }
 
   private fail(invariant: string, detail: string): void {
-    this.failure ??= new RaftNodeSimFailure(this.opts.seed, invariant, detail, [...this.trace]);
+    this.failure ??= new RaftNodeSimFailure(this.opts.seed, invariant, detail, this.opts.fullTrace ? [...this.trace] : this.trace.slice(-200));
   }
 
   private url(id: NodeId): string {
