@@ -41,21 +41,6 @@ export const TIME_SOURCES = [
   'src/console/page/app.ts',
 ];
 
-/**
- * Files other lanes of issue 20 own that still read real time or arm real
- * timers: each is being moved onto an injected Clock/Scheduler/Rng. The fence
- * skips them until then. EMPTY THIS LIST as the lanes merge — delete a line
- * once `npx eslint <file>` passes without it; never add a file to it.
- */
-export const PENDING_INJECTION = [
-  // lane transport: one Transport; Raft driver, peer links, quorum client
-  'src/net/client-link.ts',
-  'src/raft-node/node.ts',
-  'src/raft-node/peer-link.ts',
-  'src/raft-node/quorum-client.ts',
-  'src/raft-node/transport.ts',
-];
-
 const TIME_GLOBALS = [
   { name: 'setTimeout', message: 'use the injected Scheduler (src/util/clock.ts)' },
   { name: 'setInterval', message: 'use the injected Scheduler (src/util/clock.ts)' },
@@ -87,7 +72,7 @@ const restrictedImports = (modules, message) => ({
   paths: modules.flatMap((m) => [{ name: m, message }, { name: `node:${m}`, message }]),
 });
 
-/** The time fence's rules (test/lint/ also runs them on PENDING_INJECTION, to spot entries gone stale). */
+/** The time fence's rules. */
 export const TIME_FENCE_RULES = {
   'no-restricted-imports': ['error', restrictedImports(TIME_MODULES, 'real timers: use the injected Scheduler (src/util/clock.ts)')],
   'no-restricted-globals': ['error', ...TIME_GLOBALS],
@@ -262,7 +247,7 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: [...TIME_SOURCES, ...PENDING_INJECTION],
+    ignores: TIME_SOURCES,
     rules: TIME_FENCE_RULES,
   },
   {

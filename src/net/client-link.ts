@@ -14,7 +14,7 @@
 
 import { decodeResponse, encodeRequest, CORRELATION_ID_MAX } from '../protocol/envelope.js';
 import { Errors, SluiceError } from '../util/errors.js';
-import type { Scheduler } from '../util/clock.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 
 /** The part of the WHATWG WebSocket interface the client uses. */
 export interface WebSocketLike {
@@ -42,23 +42,9 @@ export interface ClientLinkOptions {
   readonly requestsInFlightMax?: number;
   /** Requests waiting for an in-flight slot; beyond this, request() fails fast. */
   readonly requestsQueuedMax?: number;
-  /** Times the connect and request timeouts (the simulation's scheduler; default FALLBACK_TIMERS). */
+  /** Times the connect and request timeouts (the simulation's scheduler; default SystemScheduler). */
   readonly scheduler?: Scheduler;
 }
-
-/**
- * Timers when the caller injects none: setTimeout, unref'd where the runtime
- * has unref (Node), so it works in browsers too. util/clock.ts's
- * SystemScheduler calls unref unconditionally and cannot run in a browser
- * yet; once it can, it replaces this.
- */
-const FALLBACK_TIMERS: Scheduler = {
-  schedule(delayMs, fn) {
-    const t = setTimeout(fn, Math.max(0, delayMs)) as { unref?: () => void };
-    t.unref?.();
-    return () => clearTimeout(t as ReturnType<typeof setTimeout>);
-  },
-};
 
 interface Pending {
   resolve(body: unknown): void;
@@ -85,7 +71,7 @@ export class ClientLink {
   private readonly scheduler: Scheduler;
 
   private constructor(readonly url: string, private readonly ws: WebSocketLike, private readonly opts: ClientLinkOptions) {
-    this.scheduler = opts.scheduler ?? FALLBACK_TIMERS;
+    this.scheduler = opts.scheduler ?? SystemScheduler;
     this.inFlightMax = opts.requestsInFlightMax ?? 1024;
     this.queuedMax = opts.requestsQueuedMax ?? 65536;
     ws.onmessage = (ev) => this.onMessage(ev.data);
@@ -103,7 +89,7 @@ export class ClientLink {
         return;
       }
       ws.binaryType = 'arraybuffer';
-      const cancelTimer = (opts.scheduler ?? FALLBACK_TIMERS).schedule(opts.connectTimeoutMs ?? 10_000, () => {
+      const cancelTimer = (opts.scheduler ?? SystemScheduler).schedule(opts.connectTimeoutMs ?? 10_000, () => {
         // Closing a socket still connecting makes `ws` emit an error; with no
         // listener left that error would be thrown and end the process.
         ws.onopen = ws.onclose = null;

@@ -34,7 +34,6 @@ export async function ruleIds(file: string, text: string): Promise<string[]> {
 /** The exported data of eslint.config.js (lists and the module lookup). */
 export async function config(): Promise<{
   TIME_SOURCES: string[];
-  PENDING_INJECTION: string[];
   TIME_FENCE_RULES: Linter.RulesRecord;
   LAYERS: Array<Array<{ name: string; paths: string[] }>>;
   moduleOf: (relPath: string) => { name: string; rank: number } | undefined;
