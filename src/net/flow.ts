@@ -1,6 +1,6 @@
-// Read-side back-pressure of a server connection, one rule for both client
-// listeners (the WebSocket one, server-connection.ts, and the Kafka one,
-// kafka-server.ts): stop reading while the connection is busy (requests in
+// Read-side back-pressure of a server connection, one rule for every client
+// listener (the broker's WebSocket one, server-connection.ts, the Kafka one,
+// kafka-server.ts, and the controller's, raft-node/transport.ts): stop reading while the connection is busy (requests in
 // flight at their limit, a backlog, a quota mute) or its unsent response
 // bytes exceed the buffer limit; read again once it is not busy and the
 // unsent bytes are back under half the limit. The gap between the two

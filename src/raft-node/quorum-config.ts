@@ -6,6 +6,7 @@
 // integer node ids, and ports in 1..65535; derived timings are consistent
 // (tickMs > 0, electionTimeoutTicks > heartbeatTicks ≥ 1).
 
+import type { ConnectionLimits } from '../net/limits.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { NodeId } from '../raft/types.js';
 
@@ -66,16 +67,18 @@ export const DEFAULT_NODE_LIMITS: RaftNodeLimits = {
   segmentBytesMax: 64 * 1024 * 1024,
 };
 
-/** Bounds of the WebSocket transport (one listener, one outgoing link per peer). */
-export interface TransportLimits {
-  /** ws `maxPayload`: larger frames close the connection. */
-  readonly frameBytesMax: number;
+/**
+ * Bounds of the controller listener and the links to the peers. The listener
+ * shares ConnectionLimits with the broker listener (net/limits.ts: the same
+ * fields and meaning, the controller's own values); the rest are Raft-only.
+ */
+export interface TransportLimits extends ConnectionLimits {
   /** Raft messages to one peer are packed into frames of about this size. */
   readonly frameBatchBytesTarget: number;
   /** Frames queued per peer while its link is down or slow (oldest dropped beyond). */
   readonly sendQueueFramesMax: number;
   readonly sendQueueBytesMax: number;
-  /** Stop writing to a socket whose ws bufferedAmount exceeds this. */
+  /** Stop writing to a peer link whose socket's bufferedAmount exceeds this. */
   readonly socketBufferedBytesMax: number;
   readonly reconnectBackoffBaseMs: number;
   /**
@@ -92,14 +95,16 @@ export interface TransportLimits {
   /** Inbound connections silent (no frame, no ping) this long are closed. */
   readonly idleTimeoutMs: number;
   readonly inboundConnectionsMax: number;
-  /** Client requests one connection may have outstanding. */
-  readonly clientRequestsInFlightMax: number;
-  /** Pause reading a client connection while its unsent responses exceed this. */
-  readonly clientBufferedBytesMax: number;
 }
 
 export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = {
+  // The shared ConnectionLimits, smaller frames and send buffers than a
+  // broker's (Raft frames are batches of about frameBatchBytesTarget,
+  // proposals at most proposalBytesMax) and more requests in flight (they
+  // are small, and a quorum client pipelines them).
   frameBytesMax: 16 * 1024 * 1024,
+  requestsInFlightMax: 4_096,
+  sendBufferBytesMax: 8 * 1024 * 1024,
   frameBatchBytesTarget: 1024 * 1024,
   sendQueueFramesMax: 1_024,
   sendQueueBytesMax: 32 * 1024 * 1024,
@@ -112,12 +117,10 @@ export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = {
   keepaliveTimeoutMs: 6_000,
   idleTimeoutMs: 60_000,
   inboundConnectionsMax: 1_024,
-  clientRequestsInFlightMax: 4_096,
-  clientBufferedBytesMax: 8 * 1024 * 1024,
 };
 
-/** Bounds of the quorum client. */
-export interface QuorumClientLimits {
+/** Bounds of the quorum client (frameBytesMax: the controller listener's, ConnectionLimits). */
+export interface QuorumClientLimits extends Pick<ConnectionLimits, 'frameBytesMax'> {
   readonly requestTimeoutMs: number;
   /** Requests queued or outstanding per connection. */
   readonly requestsPendingMax: number;
@@ -126,7 +129,6 @@ export interface QuorumClientLimits {
   readonly retryBackoffBaseMs: number;
   readonly retryBackoffMaxMs: number;
   readonly connectTimeoutMs: number;
-  readonly frameBytesMax: number;
 }
 
 export const DEFAULT_CLIENT_LIMITS: QuorumClientLimits = {
@@ -136,7 +138,7 @@ export const DEFAULT_CLIENT_LIMITS: QuorumClientLimits = {
   retryBackoffBaseMs: 20,
   retryBackoffMaxMs: 500,
   connectTimeoutMs: 2_000,
-  frameBytesMax: 16 * 1024 * 1024,
+  frameBytesMax: DEFAULT_TRANSPORT_LIMITS.frameBytesMax,
 };
 
 function invalid(message: string): SluiceError {

@@ -22,9 +22,11 @@
 //     wrong cluster id or a node id that is not a peer (closed);
 //   - Raft messages with a bad shape, or whose `from` is not the node that
 //     said hello on that connection, or whose `to` is not us (dropped).
-// Bounds: inboundConnectionsMax connections; clientRequestsInFlightMax per
-// client connection; reading a client is paused while its unsent responses
-// exceed clientBufferedBytesMax; responses produced in one event-loop turn
+// Bounds (TransportLimits: the broker listener's ConnectionLimits plus the
+// Raft-only ones): inboundConnectionsMax connections; requestsInFlightMax per
+// client connection (beyond: a retriable error); reading a client is paused
+// while its unsent responses exceed sendBufferBytesMax, by the broker
+// listener's rule (net/flow.ts); responses produced in one event-loop turn
 // go out as one frame; silent connections are closed after
 // idleTimeoutMs (outgoing links ping, so a live peer is never silent).
 //
@@ -36,6 +38,7 @@
 // without a certificate from the truststore's CA fails the handshake, so it
 // never says hello: it is not admitted to the quorum.
 
+import { FlowControl } from '../net/flow.js';
 import type { TlsContext } from '../net/tls.js';
 import type { AcceptedSocket, Listener, Transport } from '../net/transport.js';
 import { WS_TRANSPORT } from '../net/ws-transport.js';
@@ -102,7 +105,8 @@ interface InboundConn {
   peerId: NodeId;
   lastActivityMs: number;
   inFlight: number;
-  paused: boolean;
+  /** Read back-pressure: paused while the unsent responses exceed sendBufferBytesMax. */
+  readonly flow: FlowControl;
   /** Responses waiting for the end of this event-loop turn, sent as one frame. */
   outbox: ClientResponse[];
   /** Who is on the other end (anonymous until TLS or SASL says otherwise); read by the controller's authorizer. */
@@ -291,7 +295,8 @@ export class RaftTransport {
     const now = this.clock.monotonicMs();
     // The certificate's principal (mTLS) is who the controller's authorizer sees; anonymous without one.
     const caller: ClientCaller = { remoteAddress: socket.remoteAddress, security: verdict?.ok ? { ...verdict.session } : anonymousSession() };
-    const conn: InboundConn = { socket, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [], caller };
+    const flow = new FlowControl(() => socket.pause(), () => socket.resume());
+    const conn: InboundConn = { socket, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, flow, outbox: [], caller };
     this.conns.add(conn);
     socket.setHandlers({
       message: (data, isBinary) => this.onMessage(conn, data, isBinary),
@@ -369,7 +374,7 @@ export class RaftTransport {
   private onClientRequest(conn: InboundConn, req: ClientRequest): void {
     const handlers = this.handlers;
     if (!handlers) return this.respond(conn, { id: req.id, error: wireError(new SluiceError(Errors.NOT_CONTROLLER, 'node is starting')) });
-    if (conn.inFlight >= this.opts.limits.clientRequestsInFlightMax) {
+    if (conn.inFlight >= this.opts.limits.requestsInFlightMax) {
       const err = new SluiceError(Errors.REQUEST_TIMED_OUT, 'too many requests in flight on this connection');
       return this.respond(conn, { id: req.id, error: wireError(err) });
     }
@@ -399,16 +404,17 @@ export class RaftTransport {
     conn.outbox = [];
     const socket = conn.socket;
     if (!socket.isOpen || resps.length === 0) return;
-    socket.send(encodeFrame({ k: 'resp', resps }), () => {
-      if (conn.paused && socket.bufferedAmount < this.opts.limits.clientBufferedBytesMax / 2) {
-        conn.paused = false;
-        socket.resume();
-      }
-    });
-    if (!conn.paused && socket.bufferedAmount > this.opts.limits.clientBufferedBytesMax) {
-      conn.paused = true;
-      socket.pause();
-    }
+    socket.send(encodeFrame({ k: 'resp', resps }), () => this.updateFlow(conn));
+    this.updateFlow(conn);
+  }
+
+  /**
+   * Pauses reading while the unsent responses are over sendBufferBytesMax;
+   * resumes once back under half of it (flow.ts). Requests in flight do not
+   * pause: the excess is answered with an error (onClientRequest).
+   */
+  private updateFlow(conn: InboundConn): void {
+    conn.flow.update(false, conn.socket.bufferedAmount, this.opts.limits.sendBufferBytesMax);
   }
 
   private sweepIdle(): void {
