@@ -7,6 +7,7 @@ import type { Message } from '../../src/raft/types.js';
 import { ManualClock, ManualScheduler } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { SeededRng } from '../../src/util/rng.js';
+import { WIRE_VERSION, decodeFrame, encodeFrame } from '../../src/raft-node/wire.js';
 import { SimNetwork } from '../sim/cluster/sim-network.js';
 
 const LIMITS = { ...DEFAULT_TRANSPORT_LIMITS, keepaliveIntervalMs: 100, keepaliveTimeoutMs: 300, reconnectBackoffBaseMs: 10, reconnectBackoffMaxMs: 50, connectTimeoutMs: 200 };
@@ -83,5 +84,43 @@ describe('raft-node transport on the simulated network', () => {
     stray.setHandlers({ message: () => undefined, close: () => { closed = true; } });
     await run(LIMITS.helloTimeoutMs + 1_500);
     expect(closed, 'a connection that never says hello is closed').to.equal(true);
+  });
+
+  it('stops reading a client whose unsent responses exceed sendBufferBytesMax, and reads again under half of it (net/flow.ts)', async () => {
+    const sendBufferBytesMax = 10_000;
+    let handled = 0;
+    const t5 = new RaftTransport({
+      nodeId: 5, clusterId: 'c', listen: { host: 'n5', port: 9093, url: 'ws://n5:9093' }, peers: new Map(),
+      limits: { ...LIMITS, sendBufferBytesMax }, rng: new SeededRng(5), logger: silentLogger, transport: net.transport('n5'),
+      clock: new ManualClock(), scheduler,
+    });
+    transports.push(t5);
+    await t5.listen();
+    t5.start({ onRaftMessage: () => undefined, onClientRequest: () => { handled++; return Promise.resolve(new Uint8Array(4_000)); } });
+    const p = net.transport('c1').dial('ws://n5:9093', { frameBytesMax: 1 << 20, connectTimeoutMs: 200 });
+    await run(10);
+    const client = await p;
+    let responses = 0;
+    client.setHandlers({
+      message: (data) => {
+        const d = decodeFrame(data);
+        if (d.ok && d.frame.k === 'resp') responses += d.frame.resps.length;
+      },
+      close: () => undefined,
+    });
+    client.send(encodeFrame({ k: 'hello', role: 'client', version: WIRE_VERSION, clusterId: 'c' }));
+    await run(10);
+    client.pause(); // the client stops reading: the controller's answers pile up in its socket
+    for (let id = 1; id <= 10; id++) {
+      client.send(encodeFrame({ k: 'req', reqs: [{ id, op: 'status' }] }));
+      await run(5);
+    }
+    await run(100);
+    expect(handled, 'three answers of 4 kB pass 10 kB: reading stopped').to.equal(3);
+    expect(responses).to.equal(0);
+    client.resume();
+    await run(100);
+    expect(handled, 'drained under half: reading resumed').to.equal(10);
+    expect(responses).to.equal(10);
   });
 });
