@@ -9,6 +9,7 @@
 import type { Clock, Scheduler } from '../util/clock.js';
 import type { Rng } from '../util/rng.js';
 import type { Transport } from '../net/transport.js';
+import type { Logger } from '../util/logger.js';
 
 export interface NodeEnvironment {
   readonly clock: Clock;
@@ -17,4 +18,10 @@ export interface NodeEnvironment {
   readonly rng: Rng;
   /** Every listener and every dial of the node (broker, controller, replica and quorum links). */
   readonly transport: Transport;
+  /**
+   * Takes the data dir for this process (a lock file naming its pid); returns
+   * the release. A simulation, where every node is the same process, keeps
+   * its own table of locks that a crash clears.
+   */
+  readonly lockDataDir: (dataDir: string, logger: Logger) => () => void;
 }

@@ -49,6 +49,8 @@ import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js'
 export interface Server {
   readonly meta: MetaProperties;
   readonly node: RaftNode;
+  /** The metadata image's state machine (absent with --raft-only): what this node's replay has applied. */
+  readonly metadata: MetadataStateMachine | undefined;
   /** The controller (absent with --raft-only). */
   readonly controller: QuorumController | undefined;
   /** The broker (present with the broker role). */
@@ -76,6 +78,7 @@ function composeEnvironment(injected: NodeEnvironmentInput): NodeEnvironment & {
     scheduler: injected.scheduler ?? SystemScheduler,
     rng: injected.rng ?? new SeededRng(seed!),
     transport: injected.transport ?? new WsTransport(),
+    lockDataDir: injected.lockDataDir ?? lockDataDir,
     seed,
   };
 }
@@ -91,7 +94,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   const log = (injected.logger ?? logger).child({ nodeId: cfg.nodeId });
   const clusterId = cfg.clusterId !== undefined ? { value: cfg.clusterId, explicit: true } : { value: deriveClusterId(cfg.quorum), explicit: false };
   const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }));
-  const unlock = lockDataDir(cfg.dataDir, log);
+  const unlock = env.lockDataDir(cfg.dataDir, log);
   const voters = cfg.quorum.map((v) => v.id);
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
@@ -225,7 +228,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
     })();
     return stopping;
   };
-  return { meta: dir.meta, node, controller, broker, transport, metrics: metricsServer, failed, stop };
+  return { meta: dir.meta, node, metadata, controller, broker, transport, metrics: metricsServer, failed, stop };
 }
 
 /** Starts the HTTP listener: scrape sources and readiness read the node's parts; the console's config reads the image. */
