@@ -195,7 +195,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
   const ref: { lifecycle?: BrokerLifecycle } = {};
   const replicas = new ReplicaManager({
-    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: opts.clock, logger: log.child({ component: 'replicas' }),
+    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, logger: log.child({ component: 'replicas' }),
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
