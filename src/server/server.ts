@@ -138,7 +138,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
-      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock, rng: rng.fork(),
+      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock, scheduler, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = withDescribeQuorum(createControllerApi(controller), node);

@@ -22,7 +22,7 @@ import { QuorumController } from '../../src/controller/service/quorum-controller
 import { createControllerApi } from '../../src/controller/service/controller-api.js';
 import { syncObserverPeers } from '../../src/server/observer-peers.js';
 import { BrokerLifecycle } from '../../src/server/broker-lifecycle.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { freePorts, waitFor } from '../integration/harness.js';
@@ -76,7 +76,7 @@ class InProcessCluster {
     let unsync = (): void => undefined;
     if (voter) {
       controller = new QuorumController({
-        quorum: node, metadata, clusterId: CLUSTER, clock: SystemClock, rng: new SeededRng(30 + id), logger: silentLogger,
+        quorum: node, metadata, clusterId: CLUSTER, clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(30 + id), logger: silentLogger,
         endpoints: voterUrls, observerRetryDelayMs: 20,
       });
       unsync = syncObserverPeers({ metadata, transport, nodeId: id, voters: VOTERS, logger: silentLogger });
