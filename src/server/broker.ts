@@ -206,7 +206,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
-    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: opts.clock, rng: opts.rng.fork(),
+    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: opts.clock, scheduler: opts.scheduler, rng: opts.rng.fork(),
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
