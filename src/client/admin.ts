@@ -15,8 +15,8 @@
 
 import { ApiKey } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
-import type { CreatedTopic, OngoingReassignment } from '../controller/replication-control.js';
-import type { DescribedConfig } from '../controller/config-control.js';
+import type { CreatedTopic, OngoingReassignment } from '../protocol/apis/admin-results.js';
+import type { DescribedConfig } from '../protocol/apis/admin-results.js';
 import type { AdminApiKey, AdminApis, QuotaEntityPart } from './broker-connection.js';
 import { partitionError, type Client, type PartitionInfo } from './client.js';
 import { GroupAdmin } from './group-admin.js';

@@ -26,8 +26,8 @@ import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.
 import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
 import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../protocol/apis/log-dirs.js';
-import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../controller/replication-control.js';
-import type { DescribedConfig, ResourceResult } from '../controller/config-control.js';
+import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../protocol/apis/admin-results.js';
+import type { DescribedConfig, ResourceResult } from '../protocol/apis/admin-results.js';
 import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
 import { saslClient, type SaslOptions } from './sasl.js';
 import { Errors, SluiceError } from '../util/errors.js';

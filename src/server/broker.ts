@@ -262,7 +262,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const lc = new BrokerLifecycle({
     brokerId: opts.nodeId, clusterId: opts.clusterId, rack: s.rack ?? null,
     endpoints: [{ name: BROKER_ENDPOINT, url }, ...(kafkaUrl ? [{ name: KAFKA_ENDPOINT, url: kafkaUrl }] : []), ...(opts.extraEndpoints ?? [])],
-    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng,
+    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng, scheduler: opts.scheduler,
     logger: log.child({ component: 'lifecycle' }), heartbeatIntervalMs: s.heartbeatIntervalMs,
   });
   ref.lifecycle = lc;

@@ -172,7 +172,7 @@ describe('brokers as Raft observers of the metadata log (in process, loopback)',
 
     // Register as brokers do; unfencing needs the observer's own image to reach the registration.
     broker = new BrokerLifecycle({
-      brokerId: OBSERVER, clusterId: CLUSTER, rack: null, rng: new SeededRng(6), logger: silentLogger, heartbeatIntervalMs: 50,
+      brokerId: OBSERVER, clusterId: CLUSTER, rack: null, rng: new SeededRng(6), scheduler: SystemScheduler, logger: silentLogger, heartbeatIntervalMs: 50,
       endpoints: [{ name: 'CLIENT', url: 'ws://127.0.0.1:1' }, { name: METADATA_ENDPOINT, url: observer.url }],
       call: (api, body) => client.controller(api, body),
       metadataOffset: () => observer.metadata.image.offset,

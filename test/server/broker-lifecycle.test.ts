@@ -53,7 +53,7 @@ describe('broker lifecycle against a real controller', function () {
 
   const broker = (id: number, offset: () => number = () => metadata.image.offset, seed = 100 + id) => new BrokerLifecycle({
     brokerId: id, clusterId: 'c1', endpoints: [{ name: 'CLIENT', url: `ws://127.0.0.1:${9100 + id}` }], rack: null,
-    call, metadataOffset: offset, rng: new SeededRng(seed), logger: silentLogger, heartbeatIntervalMs: 50, shutdownTimeoutMs: 5_000,
+    call, metadataOffset: offset, rng: new SeededRng(seed), scheduler: SystemScheduler, logger: silentLogger, heartbeatIntervalMs: 50, shutdownTimeoutMs: 5_000,
   });
 
   it('registers fenced, is unfenced only once its metadata caught up, then runs', async () => {
