@@ -218,7 +218,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   let stopping: Promise<void> | undefined;
   if (metadata && Object.keys(cfg.clusterDefaults).length > 0) {
     const seeding = quorumClient();
-    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock: SystemClock, scheduler: SystemScheduler }, { stopped: () => stopping !== undefined });
+    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock, scheduler }, { stopped: () => stopping !== undefined });
   }
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
     stopping ??= (async () => {
