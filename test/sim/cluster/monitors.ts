@@ -1,0 +1,209 @@
+// Invariants the cluster simulation checks on the fly, while the faults run
+// (the chaos checker, test/chaos/checker.ts, checks the history and the
+// final state at the end; these see what only a running world shows):
+//
+//   hw-regress          a leader's high watermark never goes back within one
+//                       leadership (node incarnation, partition, leader epoch)
+//   two-leaders-epoch   at most one node leads a partition in one leader epoch
+//   offset-rewritten    one value per offset across every replica, ever: a
+//                       record any replica held below its high watermark stays
+//                       the record at that offset on every replica that later
+//                       holds that offset below its high watermark
+//   raft-*              Raft's own: one leader per term (election safety), log
+//                       matching, and committed entries kept by every later
+//                       leader (leader completeness) — test/sim/invariants.ts,
+//                       the checkers the Raft simulation uses, fed the REAL
+//                       nodes' Raft cores
+//
+// Cheap checks (leadership, HW) run after every event; log scans run at most
+// once per SCAN_INTERVAL_MS of simulated time and only read what is new
+// (per-replica cursors), so a seed's cost stays linear in what it wrote.
+// A violation is recorded once (the first), with the time it was seen; the
+// runner fails the seed and prints the trace around it.
+
+import type { Anomaly } from '../../chaos/history.js';
+import { CommitLedger, ElectionSafety, InvariantViolation, LogMatching } from '../invariants.js';
+import type { SimCluster } from './api.js';
+import { raftOf, replicasOf } from './probe.js';
+
+/** Log scans (offset ledger, Raft logs) at most this often. */
+const SCAN_INTERVAL_MS = 50;
+/** Anomalies kept per type (the first few tell the story). */
+const PER_TYPE_MAX = 5;
+
+export interface MonitorStats {
+  checks: number;
+  scans: number;
+  leaderships: number;
+  offsetsLedgered: number;
+  raftTerms: number;
+}
+
+export class Monitors {
+  readonly anomalies: Anomaly[] = [];
+  /** Every (term, node) seen leading the metadata quorum, in the order seen (the checker's split-controller input). */
+  readonly controllerTerms: Array<{ nodeId: number; term: number }> = [];
+  readonly stats: MonitorStats = { checks: 0, scans: 0, leaderships: 0, offsetsLedgered: 0, raftTerms: 0 };
+  private readonly perType = new Map<string, number>();
+  /** (node, incarnation-ish, tp, epoch) → last HW seen while leading. */
+  private readonly leaderHw = new Map<string, number>();
+  /** (tp, epoch) → leader node. */
+  private readonly epochLeader = new Map<string, number>();
+  /** tp → offset → value, for every offset some replica held below its HW. */
+  private readonly ledger = new Map<string, Map<number, { value: string; node: number; atMs: number }>>();
+  /** (node, tp) → next offset to ledger on that replica. */
+  private readonly cursors = new Map<string, number>();
+  private readonly election = new ElectionSafety();
+  private readonly logMatching = new LogMatching();
+  private readonly commits = new CommitLedger();
+  private readonly commitSeen = new Map<number, number>();
+  /** Per node: a count of restarts seen (a restarted node's leadership is a new one). */
+  private readonly lives = new Map<number, { state: string; life: number }>();
+  private lastScanMs = -Infinity;
+  private detach: (() => void) | undefined;
+
+  constructor(private readonly cluster: SimCluster, private readonly opts: { raft?: boolean } = {}) {}
+
+  start(): void {
+    this.detach = this.cluster.onEvent(() => this.afterEvent());
+  }
+
+  stop(): void {
+    this.detach?.();
+    this.detach = undefined;
+  }
+
+  get failed(): boolean {
+    return this.anomalies.length > 0;
+  }
+
+  /** A full pass now (used at the end, after settling). */
+  finalPass(): void {
+    this.checkLeaders();
+    this.scan(true);
+  }
+
+  private afterEvent(): void {
+    this.stats.checks++;
+    this.checkLeaders();
+    const now = this.cluster.now();
+    if (now - this.lastScanMs >= SCAN_INTERVAL_MS) {
+      this.lastScanMs = now;
+      this.scan(false);
+    }
+  }
+
+  private add(type: string, detail: string): void {
+    const n = this.perType.get(type) ?? 0;
+    this.perType.set(type, n + 1);
+    if (n >= PER_TYPE_MAX) return;
+    const at = this.cluster.now();
+    this.anomalies.push({ type, detail: `at ${at} ms: ${detail}` });
+    this.cluster.note(`VIOLATION ${type}: ${detail}`);
+  }
+
+  private life(id: number, state: string): number {
+    const l = this.lives.get(id) ?? { state, life: 0 };
+    const gone = (x: string): boolean => x === 'down' || x === 'stopped';
+    if (gone(l.state) && !gone(state)) l.life++;
+    l.state = state;
+    this.lives.set(id, l);
+    return l.life;
+  }
+
+  private checkLeaders(): void {
+    for (const n of this.cluster.nodes()) {
+      const life = this.life(n.id, n.state);
+      if (n.state !== 'up' && n.state !== 'paused') continue;
+      for (const r of replicasOf(n.server)) {
+        if (!r.isLeader) continue;
+        const tp = `${r.topic}-${r.partition}`;
+        const epochKey = `${tp}\u0000${r.leaderEpoch}`;
+        const other = this.epochLeader.get(epochKey);
+        if (other === undefined) {
+          this.epochLeader.set(epochKey, n.id);
+          this.stats.leaderships++;
+        } else if (other !== n.id) {
+          this.add('two-leaders-epoch', `${tp} leader epoch ${r.leaderEpoch}: led by node ${other} and by node ${n.id}`);
+        }
+        const hwKey = `${n.id}.${life}\u0000${epochKey}`;
+        const prev = this.leaderHw.get(hwKey);
+        if (prev !== undefined && r.highWatermark < prev) {
+          this.add('hw-regress', `${tp} leader ${n.id} epoch ${r.leaderEpoch}: high watermark went from ${prev} back to ${r.highWatermark}`);
+        }
+        if (prev === undefined || r.highWatermark > prev) this.leaderHw.set(hwKey, r.highWatermark);
+      }
+    }
+  }
+
+  private scan(full: boolean): void {
+    this.stats.scans++;
+    for (const n of this.cluster.nodes()) {
+      if (n.state !== 'up' && n.state !== 'paused') continue;
+      for (const r of replicasOf(n.server)) this.ledgerReplica(n.id, r, full);
+    }
+    if (this.opts.raft !== false) this.scanRaft();
+  }
+
+  private ledgerReplica(node: number, r: ReturnType<typeof replicasOf>[number], full: boolean): void {
+    const tp = `${r.topic}-${r.partition}`;
+    const ck = `${node}\u0000${tp}`;
+    // A replica that truncated (or restarted shorter) is re-read from where its log now ends or its HW is.
+    let from = full ? r.logStartOffset : (this.cursors.get(ck) ?? r.logStartOffset);
+    from = Math.max(r.logStartOffset, Math.min(from, r.highWatermark, r.logEndOffset));
+    const to = Math.min(r.highWatermark, r.logEndOffset);
+    if (from >= to) {
+      this.cursors.set(ck, from);
+      return;
+    }
+    let book = this.ledger.get(tp);
+    if (!book) this.ledger.set(tp, (book = new Map()));
+    for (const rec of r.read(from, to)) {
+      const known = book.get(rec.offset);
+      if (known === undefined) {
+        book.set(rec.offset, { value: rec.value, node, atMs: this.cluster.now() });
+        this.stats.offsetsLedgered++;
+      } else if (known.value !== rec.value) {
+        this.add('offset-rewritten', `${tp}@${rec.offset}: node ${known.node} held ${JSON.stringify(known.value)} below its HW (at ${known.atMs} ms), ` +
+          `node ${node} now holds ${JSON.stringify(rec.value)} below its HW ${r.highWatermark}`);
+      }
+    }
+    this.cursors.set(ck, to);
+  }
+
+  private scanRaft(): void {
+    for (const n of this.cluster.nodes()) {
+      if (!n.roles.includes('controller') || (n.state !== 'up' && n.state !== 'paused')) continue;
+      const raft = raftOf(n.server);
+      if (!raft) continue;
+      const where = `n${n.id}`;
+      try {
+        if (raft.role === 'leader') {
+          if (this.election.isNew(raft.term, n.id)) {
+            this.stats.raftTerms++;
+            this.controllerTerms.push({ nodeId: n.id, term: raft.term });
+          }
+          this.election.observe(raft.term, n.id);
+        }
+        if (!raft.log) continue;
+        this.logMatching.check(where, raft.log);
+        const seen = Math.max(this.commitSeen.get(n.id) ?? 0, raft.log.firstIndex() - 1);
+        for (let i = seen + 1; i <= raft.commit; i++) {
+          const term = raft.log.termAt(i);
+          if (term !== undefined) this.commits.record(n.id, raft.term, i, term);
+        }
+        this.commitSeen.set(n.id, raft.commit);
+        if (raft.role === 'leader') this.commits.checkLeader(n.id, raft.term, raft.log);
+      } catch (err) {
+        if (!(err instanceof InvariantViolation)) throw err;
+        this.add(`raft-${err.invariant.replace(/\s+/g, '-')}`, `node ${n.id}: ${err.detail}`);
+      }
+    }
+  }
+
+  /** A restarted node's Raft log is checked afresh (its core was rebuilt from disk). */
+  nodeRestarted(id: number): void {
+    this.logMatching.reset(`n${id}`);
+    this.commitSeen.delete(id);
+  }
+}
