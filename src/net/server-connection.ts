@@ -17,15 +17,18 @@
 // Encoding: a response is one msgpack frame (envelope.ts) unless the
 // listener's encoder hands back several chunks — a fetch answer whose record
 // batches are passed through, not copied (protocol/chunked-msgpack.ts). The
-// chunks go out as the fragments of one WebSocket message, with the socket
-// corked so they leave in one write.
+// chunks go out as one message (the transport writes them together: over
+// WebSockets, as the fragments of one message in one corked write).
+//
+// The connection reads and writes a MessageSocket (transport.ts), so the same
+// code serves real WebSockets and the simulation's in-memory network.
 //
 // Throttling (KIP-219): throttle(ms) mutes the connection — frames that
 // arrive wait in the backlog and ws is paused — until ms have passed on the
 // injected scheduler. Answers already due are still sent.
 
-import type { Socket } from 'node:net';
-import type { WebSocket, RawData } from 'ws';
+import type { MessageSocket } from './transport.js';
+import { FlowControl } from './flow.js';
 import { decodeRequest, encodeResponse, type Decoded, type RequestEnvelope } from '../protocol/envelope.js';
 import { apiName } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
@@ -122,7 +125,7 @@ export class ServerConnection implements ConnectionInfo {
    */
   private readonly backlog: RequestEnvelope[] = [];
   private unsentBytes = 0;
-  private paused = false;
+  private readonly flow: FlowControl;
   /** Muted by a quota throttle until the timer (cancelled by `unmute`) fires. */
   private muted = false;
   private unmute: (() => void) | null = null;
@@ -132,21 +135,30 @@ export class ServerConnection implements ConnectionInfo {
   constructor(
     readonly id: number,
     readonly remoteAddress: string,
-    private readonly ws: WebSocket,
+    private readonly socket: MessageSocket,
     private readonly handler: RequestHandler,
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
-    /** The TCP socket under `ws` (corked while a fragmented message is written); null: one write per fragment. */
-    private readonly socket: Socket | null = null,
     private readonly encoder: ResponseEncoder = defaultResponseEncoder,
     private readonly scheduler: Scheduler = SystemScheduler,
   ) {
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on('close', () => {
-      this.closed = true;
-      this.unmute?.();
+    this.flow = new FlowControl(() => socket.pause(), () => socket.resume());
+    socket.setHandlers({
+      message: (data, binary) => this.onMessage(data, binary),
+      close: () => {
+        this.closed = true;
+        this.unmute?.();
+        this.closeListener?.();
+      },
+      error: (err) => this.onSocketError(err),
     });
-    ws.on('error', (err) => this.onSocketError(err));
+  }
+
+  /** Called once when the socket is gone (the listener's bookkeeping). */
+  private closeListener: (() => void) | undefined;
+
+  onClosed(listener: () => void): void {
+    this.closeListener = listener;
   }
 
   /**
@@ -161,9 +173,9 @@ export class ServerConnection implements ConnectionInfo {
     else this.log.debug({ err: err.message, conn: this.id }, 'connection error');
   }
 
-  private onMessage(data: RawData, isBinary: boolean): void {
+  private onMessage(data: Uint8Array, isBinary: boolean): void {
     if (!isBinary) return this.closeWith(1003, 'text frames are not part of the protocol');
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const decoded = decodeSafely(bytes);
     if (!decoded.ok) return this.closeWith(1007, `malformed frame: ${decoded.reason}`);
     if (this.muted || this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0) this.backlog.push(decoded.value);
@@ -240,33 +252,14 @@ export class ServerConnection implements ConnectionInfo {
       this.unsentBytes -= bytes;
       this.updateFlow();
     };
-    if (chunks.length === 1) {
-      this.ws.send(chunks[0]!, { binary: true }, sent);
-      return;
-    }
-    this.socket?.cork();
-    try {
-      const last = chunks.length - 1;
-      for (let i = 0; i < last; i++) this.ws.send(chunks[i]!, { binary: true, fin: false });
-      this.ws.send(chunks[last]!, { binary: true, fin: true }, sent);
-    } finally {
-      this.socket?.uncork();
-    }
+    this.socket.send(chunks.length === 1 ? chunks[0]! : chunks, sent);
   }
 
-  /** Pauses reading while over a limit; resumes once back under half of it. */
+  /** Pauses reading while over a limit; resumes once back under half of it (flow.ts). */
   private updateFlow(): void {
     if (this.closed) return;
     const busy = this.inFlight >= this.limits.requestsInFlightMax || this.backlog.length > 0 || this.muted;
-    const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
-    const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
-    if (over && !this.paused) {
-      this.paused = true;
-      this.ws.pause();
-    } else if (under && this.paused) {
-      this.paused = false;
-      this.ws.resume();
-    }
+    this.flow.update(busy, this.unsentBytes, this.limits.sendBufferBytesMax);
   }
 
   /** ConnectionInfo.close: 1008 (policy violation) after what is queued, as for an authentication failure. */
@@ -279,11 +272,11 @@ export class ServerConnection implements ConnectionInfo {
     this.log.warn({ conn: this.id, remote: this.remoteAddress, reason }, 'closing connection');
     this.closed = true;
     try {
-      this.ws.close(code, closeReason(reason));
+      this.socket.close(code, closeReason(reason));
     } catch (err) {
       // ws throws rather than send a close frame it considers invalid; never let that escape into its event.
       this.log.warn({ conn: this.id, err: err instanceof Error ? err.message : String(err) }, 'close failed; dropping the connection');
-      this.ws.terminate();
+      this.socket.terminate();
     }
   }
 

@@ -28,6 +28,8 @@ import { createControllerApi } from '../controller/service/controller-api.js';
 import { withDescribeQuorum } from '../raft-node/describe-quorum.js';
 import { authorizeControllerCalls } from './access-control.js';
 import { SystemClock, SystemScheduler } from '../util/clock.js';
+import { WsTransport } from '../net/ws-transport.js';
+import type { NodeEnvironment } from './environment.js';
 import { TlsContext } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { authorizerOver, startBroker, type Broker } from './broker.js';
@@ -47,6 +49,8 @@ import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js'
 export interface Server {
   readonly meta: MetaProperties;
   readonly node: RaftNode;
+  /** The metadata image's state machine (absent with --raft-only): what this node's replay has applied. */
+  readonly metadata: MetadataStateMachine | undefined;
   /** The controller (absent with --raft-only). */
   readonly controller: QuorumController | undefined;
   /** The broker (present with the broker role). */
@@ -59,20 +63,45 @@ export interface Server {
   stop(opts?: { transferLeadership?: boolean }): Promise<void>;
 }
 
-export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Server> {
-  const log = logger.child({ nodeId: cfg.nodeId });
+/**
+ * The environment a node runs in; each part absent takes the process's own
+ * (system clock and timers, a generator seeded from the OS, WebSockets). The
+ * cluster simulation passes all of them.
+ */
+export type NodeEnvironmentInput = Partial<NodeEnvironment> & { readonly logger?: Logger };
+
+/** Fills the parts of an environment the caller left out with the process's own. */
+function composeEnvironment(injected: NodeEnvironmentInput): NodeEnvironment & { readonly seed: number | undefined } {
+  const seed = injected.rng ? undefined : randomSeed();
+  return {
+    clock: injected.clock ?? SystemClock,
+    scheduler: injected.scheduler ?? SystemScheduler,
+    rng: injected.rng ?? new SeededRng(seed!),
+    transport: injected.transport ?? new WsTransport(),
+    lockDataDir: injected.lockDataDir ?? lockDataDir,
+    seed,
+  };
+}
+
+/** The one place a node draws an OS-random seed (the process entry's composition); a simulation injects its rng. */
+function randomSeed(): number {
+  return randomInt(0, 2 ** 31);
+}
+
+export async function startServer(cfg: ServerConfig, logger: Logger, injected: NodeEnvironmentInput = {}): Promise<Server> {
+  const env = composeEnvironment(injected);
+  const { clock, scheduler, rng, seed } = env;
+  const log = (injected.logger ?? logger).child({ nodeId: cfg.nodeId });
   const clusterId = cfg.clusterId !== undefined ? { value: cfg.clusterId, explicit: true } : { value: deriveClusterId(cfg.quorum), explicit: false };
   const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }));
-  const unlock = lockDataDir(cfg.dataDir, log);
-  const seed = randomInt(0, 2 ** 31);
-  const rng = new SeededRng(seed);
+  const unlock = env.lockDataDir(cfg.dataDir, log);
   const voters = cfg.quorum.map((v) => v.id);
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
 
   let tls: TlsContext | undefined;
   try {
-    tls = cfg.tls ? new TlsContext(cfg.tls, log.child({ component: 'tls' }), SystemScheduler) : undefined;
+    tls = cfg.tls ? new TlsContext(cfg.tls, log.child({ component: 'tls' }), scheduler) : undefined;
   } catch (err) {
     unlock();
     throw err;
@@ -93,7 +122,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     await transport.listen();
     node = RaftNode.start({
       id: cfg.nodeId, voters, raftDir: dir.raftDir, stateMachine: sm, transport,
-      limits: cfg.nodeLimits, rng: rng.fork(), logger: log.child({ component: 'raft-node' }),
+      limits: cfg.nodeLimits, rng: rng.fork(), clock, logger: log.child({ component: 'raft-node' }),
       endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
   } catch (err) {
@@ -107,7 +136,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
-      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, rng: rng.fork(),
+      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = withDescribeQuorum(createControllerApi(controller), node);
@@ -147,7 +176,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     const admin = quorumClient();
     try {
       broker = await startBroker({
-        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
+        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(), clock, scheduler,
+        ...(injected.transport ? { transport: env.transport } : {}),
         settings: {
           listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig, logManagerConfig: cfg.broker.logManagerConfig,
           ...(cfg.broker.advertisedUrl !== undefined ? { advertisedUrl: cfg.broker.advertisedUrl } : {}),
@@ -198,7 +228,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     })();
     return stopping;
   };
-  return { meta: dir.meta, node, controller, broker, transport, metrics: metricsServer, failed, stop };
+  return { meta: dir.meta, node, metadata, controller, broker, transport, metrics: metricsServer, failed, stop };
 }
 
 /** Starts the HTTP listener: scrape sources and readiness read the node's parts; the console's config reads the image. */

@@ -16,6 +16,7 @@ import type { Logger } from '../../../src/util/logger.js';
 import type { Rng } from '../../../src/util/rng.js';
 import type { WebSocketFactory } from '../../../src/net/client-link.js';
 import type { Server } from '../../../src/server/server.js';
+import type { PartitionRegistration } from '../../../src/metadata/image.js';
 import type { HostId, KernelStats } from './kernel.js';
 
 export type NodeRole = 'broker' | 'controller';
@@ -158,7 +159,7 @@ export interface SimCluster {
 
   // ---- observation ----
   /** Leader, epochs and ISR of a partition in the active controller's image (undefined when unknown). */
-  partitionState(topic: string, partition: number): { leader: number; leaderEpoch: number; partitionEpoch: number; isr: readonly number[]; replicas: readonly number[] } | undefined;
+  partitionState(topic: string, partition: number): PartitionRegistration | undefined;
   /** Trace digest so far (same seed and calls ⇒ same digest). */
   digest(): string;
   /** The last `n` trace lines, for a failure report. */
