@@ -18,7 +18,7 @@ import { check, type CheckStats } from '../../chaos/checker.js';
 import type { Anomaly } from '../../chaos/history.js';
 import { summarize } from '../../chaos/history-file.js';
 import type { SimCluster } from './api.js';
-import { startCluster } from './cluster.js';
+import { DEFAULT_BROKER_CONFIG, startCluster } from './cluster.js';
 import { collectFinal, settle } from './final.js';
 import { FaultRunner, formatPlan, planFaults, type ClusterShape, type FaultCounts, type PlannedStep } from './faults.js';
 import { Monitors, type MonitorStats } from './monitors.js';
@@ -68,9 +68,9 @@ function shapeOf(cluster: SimCluster, workload: SimWorkload): ClusterShape {
     brokerIds: nodes.filter((n) => n.roles.includes('broker')).map((n) => n.id),
     controllerIds: nodes.filter((n) => n.roles.includes('controller')).map((n) => n.id),
     clientHosts: workload.clientHosts(),
-    // The cluster's defaults (api.ts SimBrokerConfig): pauses must outlast both.
-    sessionTimeoutMs: 3_000,
-    replicaLagTimeMaxMs: 3_000,
+    // The cluster's timeouts (cluster.ts DEFAULT_BROKER_CONFIG): pauses must outlast both.
+    sessionTimeoutMs: DEFAULT_BROKER_CONFIG.brokerSessionTimeoutMs,
+    replicaLagTimeMaxMs: DEFAULT_BROKER_CONFIG.replicaLagTimeMaxMs,
     membershipChanges: cluster.addController !== undefined && cluster.removeController !== undefined,
   };
 }
