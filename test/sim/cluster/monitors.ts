@@ -9,6 +9,12 @@
 //                       record any replica held below its high watermark stays
 //                       the record at that offset on every replica that later
 //                       holds that offset below its high watermark
+//   ack-under-replicated an acks=all write acknowledged at offset o is, when the
+//                       client hears the answer, held at o by at least
+//                       min.insync.replicas replicas (replicas only gain
+//                       records between the answer and its delivery, except by
+//                       a crash — and the fault runner crashes a node only
+//                       while every ISR is full: faults.ts, the ISR limit)
 //   raft-*              Raft's own: one leader per term (election safety), log
 //                       matching, and committed entries kept by every later
 //                       leader (leader completeness) — test/sim/invariants.ts,
@@ -21,7 +27,7 @@
 // A violation is recorded once (the first), with the time it was seen; the
 // runner fails the seed and prints the trace around it.
 
-import type { Anomaly } from '../../chaos/history.js';
+import type { Anomaly, SendOp } from '../../chaos/history.js';
 import { CommitLedger, ElectionSafety, InvariantViolation, LogMatching } from '../invariants.js';
 import type { SimCluster } from './api.js';
 import { raftOf, replicasOf } from './probe.js';
@@ -37,13 +43,14 @@ export interface MonitorStats {
   leaderships: number;
   offsetsLedgered: number;
   raftTerms: number;
+  acksSeen: number;
 }
 
 export class Monitors {
   readonly anomalies: Anomaly[] = [];
   /** Every (term, node) seen leading the metadata quorum, in the order seen (the checker's split-controller input). */
   readonly controllerTerms: Array<{ nodeId: number; term: number }> = [];
-  readonly stats: MonitorStats = { checks: 0, scans: 0, leaderships: 0, offsetsLedgered: 0, raftTerms: 0 };
+  readonly stats: MonitorStats = { checks: 0, scans: 0, leaderships: 0, offsetsLedgered: 0, raftTerms: 0, acksSeen: 0 };
   private readonly perType = new Map<string, number>();
   /** (node, incarnation-ish, tp, epoch) → last HW seen while leading. */
   private readonly leaderHw = new Map<string, number>();
@@ -62,7 +69,25 @@ export class Monitors {
   private lastScanMs = -Infinity;
   private detach: (() => void) | undefined;
 
-  constructor(private readonly cluster: SimCluster, private readonly opts: { raft?: boolean } = {}) {}
+  constructor(private readonly cluster: SimCluster, private readonly opts: { raft?: boolean; minInsyncReplicas?: number } = {}) {}
+
+  /** A send completed: an ok one must already be held by min.insync.replicas replicas at its offset. */
+  onSend(op: SendOp): void {
+    if (op.outcome.type !== 'ok' || op.offset === undefined || op.offset < 0) return;
+    const need = this.opts.minInsyncReplicas ?? 2;
+    const holders: number[] = [];
+    for (const n of this.cluster.nodes()) {
+      if (n.state !== 'up' && n.state !== 'paused') continue;
+      const r = replicasOf(n.server).find((x) => x.topic === op.topic && x.partition === op.partition);
+      if (!r || r.logEndOffset <= op.offset || r.logStartOffset > op.offset) continue;
+      if (r.read(op.offset, op.offset + 1)[0]?.value === op.value) holders.push(n.id);
+    }
+    this.stats.acksSeen++;
+    if (holders.length < need) {
+      this.add('ack-under-replicated', `${op.topic}-${op.partition}@${op.offset}: ${JSON.stringify(op.value)} acknowledged (acks=all) ` +
+        `while held by ${holders.length === 0 ? 'no replica' : `only node(s) ${holders.join(',')}`}; min.insync.replicas is ${need}`);
+    }
+  }
 
   start(): void {
     this.detach = this.cluster.onEvent(() => this.afterEvent());

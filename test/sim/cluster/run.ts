@@ -95,8 +95,11 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     const c = cluster;
     const rng = c.rng;
     const w = (workload = new SimWorkload(c, rng.fork(), o.workload));
-    monitors = new Monitors(c);
+    monitors = new Monitors(c, { minInsyncReplicas: DEFAULT_BROKER_CONFIG.minInsyncReplicas });
     const m = monitors;
+    w.onRecord = (e) => {
+      if (e.kind === 'send') m.onSend(e);
+    };
     m.start();
     await w.setup();
     w.start();

@@ -117,8 +117,12 @@ export class SimWorkload {
     for (let t = 0; t < this.o.topics; t++) this.partitionCounts.set(`${this.o.prefix}-t${t}`, this.o.partitionsPerTopic);
   }
 
+  /** Called with every entry as it is recorded (the on-the-fly monitors). */
+  onRecord: (e: HistoryEntry) => void = () => undefined;
+
   record = (e: HistoryEntry): void => {
     this.history.push(e);
+    this.onRecord(e);
   };
 
   partitions(): TopicPartition[] {
