@@ -14,6 +14,7 @@
 
 import { decodeResponse, encodeRequest, CORRELATION_ID_MAX } from '../protocol/envelope.js';
 import { Errors, SluiceError } from '../util/errors.js';
+import type { Scheduler } from '../util/clock.js';
 
 /** The part of the WHATWG WebSocket interface the client uses. */
 export interface WebSocketLike {
@@ -41,12 +42,29 @@ export interface ClientLinkOptions {
   readonly requestsInFlightMax?: number;
   /** Requests waiting for an in-flight slot; beyond this, request() fails fast. */
   readonly requestsQueuedMax?: number;
+  /** Times the connect and request timeouts (the simulation's scheduler; default FALLBACK_TIMERS). */
+  readonly scheduler?: Scheduler;
 }
+
+/**
+ * Timers when the caller injects none: setTimeout, unref'd where the runtime
+ * has unref (Node), so it works in browsers too. util/clock.ts's
+ * SystemScheduler calls unref unconditionally and cannot run in a browser
+ * yet; once it can, it replaces this.
+ */
+const FALLBACK_TIMERS: Scheduler = {
+  schedule(delayMs, fn) {
+    const t = setTimeout(fn, Math.max(0, delayMs)) as { unref?: () => void };
+    t.unref?.();
+    return () => clearTimeout(t as ReturnType<typeof setTimeout>);
+  },
+};
 
 interface Pending {
   resolve(body: unknown): void;
   reject(err: Error): void;
-  timer: ReturnType<typeof setTimeout> | null;
+  /** Cancels the request's timeout. */
+  timer: (() => void) | null;
 }
 
 /** A frame waiting to be written: a request that awaits its response, or a one-way frame. */
@@ -64,8 +82,10 @@ export class ClientLink {
   private closeListeners: Array<(err: SluiceError) => void> = [];
   private readonly inFlightMax: number;
   private readonly queuedMax: number;
+  private readonly scheduler: Scheduler;
 
   private constructor(readonly url: string, private readonly ws: WebSocketLike, private readonly opts: ClientLinkOptions) {
+    this.scheduler = opts.scheduler ?? FALLBACK_TIMERS;
     this.inFlightMax = opts.requestsInFlightMax ?? 1024;
     this.queuedMax = opts.requestsQueuedMax ?? 65536;
     ws.onmessage = (ev) => this.onMessage(ev.data);
@@ -83,16 +103,16 @@ export class ClientLink {
         return;
       }
       ws.binaryType = 'arraybuffer';
-      const timer = setTimeout(() => {
+      const cancelTimer = (opts.scheduler ?? FALLBACK_TIMERS).schedule(opts.connectTimeoutMs ?? 10_000, () => {
         // Closing a socket still connecting makes `ws` emit an error; with no
         // listener left that error would be thrown and end the process.
         ws.onopen = ws.onclose = null;
         ws.onerror = () => {};
         ws.close();
         reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url}: timed out after ${opts.connectTimeoutMs ?? 10_000} ms`));
-      }, opts.connectTimeoutMs ?? 10_000);
+      });
       ws.onopen = () => {
-        clearTimeout(timer);
+        cancelTimer();
         resolve(new ClientLink(url, ws, opts));
       };
       // The error event says why a connection failed (refused, a TLS certificate that does not verify); the close event only 1006.
@@ -102,7 +122,7 @@ export class ClientLink {
         if (typeof message === 'string' && message.trim() !== '') why = `: ${message.trim().replace(/\s+/g, ' ')}`;
       };
       ws.onclose = (ev) => {
-        clearTimeout(timer);
+        cancelTimer();
         reject(new SluiceError(Errors.NETWORK_EXCEPTION, `cannot connect to ${url} (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})${why}`));
       };
     });
@@ -167,12 +187,12 @@ export class ClientLink {
         q.sent();
         continue;
       }
-      q.pending.timer = setTimeout(() => {
+      q.pending.timer = this.scheduler.schedule(q.timeoutMs, () => {
         if (this.pending.delete(q.correlationId)) {
           q.pending.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `no response from ${this.url} within ${q.timeoutMs} ms`));
           this.pump();
         }
-      }, q.timeoutMs);
+      });
       this.pending.set(q.correlationId, q.pending);
       this.ws.send(q.frame);
     }
@@ -189,7 +209,7 @@ export class ClientLink {
     const pending = this.pending.get(decoded.value.correlationId);
     if (!pending) return; // timed out already
     this.pending.delete(decoded.value.correlationId);
-    if (pending.timer) clearTimeout(pending.timer);
+    pending.timer?.();
     pending.resolve(decoded.value.body);
     this.pump();
   }
@@ -198,7 +218,7 @@ export class ClientLink {
     if (this.closedError) return;
     this.closedError = err;
     for (const p of this.pending.values()) {
-      if (p.timer) clearTimeout(p.timer);
+      p.timer?.();
       p.reject(err);
     }
     this.pending.clear();

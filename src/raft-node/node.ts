@@ -1,8 +1,9 @@
 // The Raft driver: owns a pure `Raft` core, its durable state (RaftDisk), a
 // transport and the state machine, and does the I/O the core asks for.
 //
-// Timers: a tick every `tickMs` (raft.tick()). Ready loop: whenever the core
-// has a Ready, one setImmediate is scheduled (coalescing: many proposals or
+// Timers: a tick every `tickMs` (raft.tick()), on the injected Scheduler.
+// Ready loop: whenever the core has a Ready, one zero-delay event is
+// scheduled (coalescing: many proposals or
 // messages arriving in one event-loop turn land in one Ready); it handles one
 // Ready strictly in the order of the contract in src/raft/types.ts:
 //   1. save the snapshot (atomic + fsynced), append entries, set hard state,
@@ -32,7 +33,8 @@
 
 import { EventEmitter } from 'node:events';
 import { assert } from '../util/assert.js';
-import { SystemClock, type Clock } from '../util/clock.js';
+import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../util/clock.js';
+import { mutant } from '../util/mutants.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
@@ -65,6 +67,8 @@ export interface RaftNodeOptions {
   readonly rng: Rng;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** Ticks, the ready loop and the transfer timeout (default real timers). */
+  readonly scheduler?: Scheduler;
   /** Controller listeners by node id, for leader hints in NOT_CONTROLLER errors. */
   readonly endpoints?: ReadonlyMap<NodeId, string>;
   /** Core settings beyond the limits (tests). */
@@ -105,10 +109,11 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   private readonly disk: RaftDisk;
   private readonly sm: StateMachine;
   private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
   private readonly logger: Logger;
   private readonly proposals = new ProposalTracker();
   private readonly reads = new ReadTracker();
-  private tickTimer: NodeJS.Timeout | undefined;
+  private cancelTick: (() => void) | undefined;
   private ticks = 0;
   private readyScheduled = false;
   private stopped = false;
@@ -122,6 +127,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   private constructor(private readonly opts: RaftNodeOptions) {
     super();
     this.clock = opts.clock ?? SystemClock;
+    this.scheduler = opts.scheduler ?? SystemScheduler;
     this.logger = opts.logger;
     this.sm = opts.stateMachine;
     this.disk = RaftDisk.open(opts.raftDir, { segmentBytesMax: opts.limits.segmentBytesMax, logger: opts.logger.child({ component: 'raft-disk' }) });
@@ -139,7 +145,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   /** Opens the durable state, restores the state machine and starts ticking. */
   static start(opts: RaftNodeOptions): RaftNode {
     const node = new RaftNode(opts);
-    node.tickTimer = setInterval(() => node.onTick(), opts.limits.tickMs);
+    node.armTick();
     const s = node.raft.status();
     node.logger.info({ term: s.term, commit: s.commit, lastIndex: s.lastIndex, snapshotIndex: s.snapshotIndex }, 'raft node started');
     node.scheduleReady();
@@ -298,6 +304,14 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
 
   // ------------------------------------------------------------ timers and the ready loop
 
+  private armTick(): void {
+    this.cancelTick = this.scheduler.schedule(this.opts.limits.tickMs, () => {
+      if (this.stopped) return;
+      this.onTick();
+      this.armTick();
+    });
+  }
+
   private onTick(): void {
     if (this.stopped) return;
     this.raft.tick();
@@ -312,7 +326,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   private scheduleReady(): void {
     if (this.readyScheduled || this.stopped || !this.raft.hasReady()) return;
     this.readyScheduled = true;
-    setImmediate(() => {
+    this.scheduler.schedule(0, () => {
       this.readyScheduled = false;
       if (this.stopped) return;
       try {
@@ -326,9 +340,13 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   }
 
   private handleReady(rd: Ready): void {
-    const early = this.maySendBeforePersist(rd);
+    // The mutant answers first and leaves this Ready's writes unsynced (a
+    // later Ready's sync covers them): a crash in between forgets a vote or
+    // term the peers were already told about (test/sim/mutants.test.ts).
+    const answerBeforeSync = mutant('raft-answer-before-sync');
+    const early = answerBeforeSync || this.maySendBeforePersist(rd);
     if (early) this.opts.transport.send(rd.messages);
-    this.persist(rd);
+    this.persist(rd, !answerBeforeSync);
     if (!early) this.opts.transport.send(rd.messages);
     if (rd.snapshot) this.installSnapshot(rd.snapshot);
     // A leader never truncates its own log; anyone else may have overwritten our proposals.
@@ -357,7 +375,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   }
 
   /** Step 1 of the contract: everything durable, with one fsync for the log and hard state. */
-  private persist(rd: Ready): void {
+  private persist(rd: Ready, sync = true): void {
     if (rd.snapshot) this.disk.saveSnapshot(rd.snapshot);
     let dirty = false;
     if (rd.entries.length > 0) {
@@ -365,7 +383,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
       dirty = true;
     }
     if (rd.hardState && this.hardStateToWrite(rd.hardState)) dirty = true;
-    if (dirty) this.disk.sync();
+    if (dirty && sync) this.disk.sync();
   }
 
   /** Queues a hard state for the next sync unless only `commit` changed recently (see the header). */
@@ -435,7 +453,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
   /** Stops timers and settles every waiter; idempotent. */
   private halt(err: SluiceError): void {
     this.stopped = true;
-    clearInterval(this.tickTimer);
+    this.cancelTick?.();
     this.proposals.rejectAll(err);
     this.reads.rejectAll(err);
   }
@@ -480,11 +498,11 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
         if (c.leader !== NO_NODE && c.leader !== this.opts.id) done();
       };
       const done = (): void => {
-        clearTimeout(timer);
+        cancelTimer();
         this.off('leaderChange', onLeader);
         resolve();
       };
-      const timer = setTimeout(done, this.opts.limits.transferTimeoutMs);
+      const cancelTimer = this.scheduler.schedule(this.opts.limits.transferTimeoutMs, done);
       this.on('leaderChange', onLeader);
     });
   }

@@ -1,4 +1,5 @@
-// One outgoing link to one peer: a WebSocket this node dials and writes its
+// One outgoing link to one peer: a connection this node dials (through the
+// injected Transport: WebSockets, or the simulation's network) and writes its
 // Raft frames to (replies come back on the peer's own outgoing link to us).
 //
 // Invariants:
@@ -8,14 +9,16 @@
 //     sendQueueBytesMax bytes: when full, the OLDEST frames are dropped
 //     (Raft tolerates loss, and newer messages supersede older ones), so a
 //     peer that is down costs bounded memory;
-//   - frames move from the queue to the socket only while ws.bufferedAmount is
+//   - frames move from the queue to the socket only while the socket's bufferedAmount is
 //     below socketBufferedBytesMax; a send callback resumes the flush;
 //   - reconnects back off exponentially with jitter from the injected Rng,
 //     reset by a successful open or by wake() (the peer connected to us, so
-//     it is up); a link whose pongs stop is terminated.
+//     it is up); a link whose pongs stop is terminated. Timers run on the
+//     injected Scheduler and read the injected Clock.
 
-import { WebSocket } from 'ws';
-import { dialOptions, type TlsDialer } from '../net/tls.js';
+import type { TlsDialer } from '../net/tls.js';
+import type { MessageSocket, Transport } from '../net/transport.js';
+import type { Clock, Scheduler } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import type { TransportLimits } from './quorum-config.js';
@@ -31,12 +34,27 @@ export interface PeerLinkStats {
   readonly connects: number;
 }
 
+/** What a link needs from its surroundings. */
+export interface PeerLinkEnv {
+  readonly transport: Transport;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly rng: Rng;
+  readonly logger: Logger;
+  /** The local address to dial from (--outbound-address). */
+  readonly localAddress?: string;
+  /** What a wss:// link presents and checks (tls.ts). */
+  readonly tls?: TlsDialer;
+}
+
 export class PeerLink {
-  private ws: WebSocket | undefined;
+  /** The open connection, or the attempt under way (`socket` still undefined). */
+  private socket: MessageSocket | undefined;
+  private connecting = false;
   private open = false;
   private closed = false;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private keepaliveTimer: NodeJS.Timeout | undefined;
+  private cancelReconnect: (() => void) | undefined;
+  private cancelKeepalive: (() => void) | undefined;
   private lastPongMs = 0;
   private attempt = 0;
   /** Frames not yet handed to the socket; `head` avoids O(n) shifts. */
@@ -52,16 +70,12 @@ export class PeerLink {
     readonly url: string,
     private readonly hello: Buffer,
     private readonly limits: TransportLimits,
-    private readonly rng: Rng,
-    private readonly logger: Logger,
-    private readonly localAddress?: string,
-    /** What a wss:// link presents and checks (tls.ts). */
-    private readonly tls?: TlsDialer,
+    private readonly env: PeerLinkEnv,
   ) {}
 
   /** Starts dialing (idempotent). */
   start(): void {
-    if (!this.closed && !this.ws && !this.reconnectTimer) this.connect();
+    if (!this.closed && !this.socket && !this.connecting && !this.cancelReconnect) this.connect();
   }
 
   /**
@@ -70,9 +84,9 @@ export class PeerLink {
    * wait out a long reconnect delay.
    */
   wake(): void {
-    if (this.closed || this.ws || !this.reconnectTimer) return;
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
+    if (this.closed || this.socket || this.connecting || !this.cancelReconnect) return;
+    this.cancelReconnect();
+    this.cancelReconnect = undefined;
     this.attempt = 0;
     this.connect();
   }
@@ -98,14 +112,15 @@ export class PeerLink {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.reconnectTimer);
-    clearInterval(this.keepaliveTimer);
-    this.reconnectTimer = undefined;
+    this.cancelReconnect?.();
+    this.cancelKeepalive?.();
+    this.cancelReconnect = undefined;
+    this.cancelKeepalive = undefined;
     this.queue = [];
     this.head = 0;
     this.queuedBytes = 0;
-    this.ws?.terminate();
-    this.ws = undefined;
+    this.socket?.terminate();
+    this.socket = undefined;
   }
 
   private trimQueue(): void {
@@ -124,69 +139,90 @@ export class PeerLink {
 
   private connect(): void {
     this.connects++;
-    const ws = new WebSocket(this.url, {
-      perMessageDeflate: false,
-      handshakeTimeout: this.limits.connectTimeoutMs,
-      maxPayload: this.limits.frameBytesMax,
-      ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}),
-      ...dialOptions(this.url, this.tls),
+    this.connecting = true;
+    const { transport, localAddress, tls } = this.env;
+    transport.dial(this.url, {
+      frameBytesMax: this.limits.frameBytesMax,
+      connectTimeoutMs: this.limits.connectTimeoutMs,
+      ...(localAddress !== undefined ? { localAddress } : {}),
+      ...(tls ? { tls } : {}),
+    }).then((socket) => this.onOpen(socket), (err: Error) => {
+      this.connecting = false;
+      this.env.logger.debug({ peer: this.peerId, err: err.message }, 'peer link error');
+      this.reconnectLater();
     });
-    this.ws = ws;
-    ws.on('open', () => this.onOpen(ws));
-    ws.on('pong', () => { this.lastPongMs = performance.now(); });
-    // Nothing is expected from the peer on this link; anything is ignored.
-    ws.on('error', (err) => this.logger.debug({ peer: this.peerId, err: err.message }, 'peer link error'));
-    ws.on('close', () => this.onClose(ws));
   }
 
-  private onOpen(ws: WebSocket): void {
-    if (ws !== this.ws) return;
+  private onOpen(socket: MessageSocket): void {
+    this.connecting = false;
+    if (this.closed) {
+      socket.terminate();
+      return;
+    }
+    this.socket = socket;
     this.open = true;
     this.attempt = 0;
-    this.lastPongMs = performance.now();
-    this.logger.info({ peer: this.peerId, url: this.url }, 'peer link up');
-    ws.send(this.hello, { binary: true });
-    this.keepaliveTimer = setInterval(() => this.keepalive(ws), this.limits.keepaliveIntervalMs);
+    this.lastPongMs = this.env.clock.monotonicMs();
+    socket.setHandlers({
+      // Nothing is expected from the peer on this link; anything is ignored.
+      message: () => undefined,
+      pong: () => { this.lastPongMs = this.env.clock.monotonicMs(); },
+      error: (err) => this.env.logger.debug({ peer: this.peerId, err: err.message }, 'peer link error'),
+      close: () => this.onClose(socket),
+    });
+    this.env.logger.info({ peer: this.peerId, url: this.url }, 'peer link up');
+    socket.send(this.hello);
+    this.armKeepalive(socket);
     this.flush();
   }
 
-  private keepalive(ws: WebSocket): void {
-    if (performance.now() - this.lastPongMs > this.limits.keepaliveTimeoutMs) {
-      this.logger.warn({ peer: this.peerId }, 'peer link silent: no pong, reconnecting');
-      ws.terminate();
-      return;
-    }
-    ws.ping();
+  private armKeepalive(socket: MessageSocket): void {
+    this.cancelKeepalive = this.env.scheduler.schedule(this.limits.keepaliveIntervalMs, () => {
+      this.cancelKeepalive = undefined;
+      if (socket !== this.socket) return;
+      if (this.env.clock.monotonicMs() - this.lastPongMs > this.limits.keepaliveTimeoutMs) {
+        this.env.logger.warn({ peer: this.peerId }, 'peer link silent: no pong, reconnecting');
+        socket.terminate();
+        return;
+      }
+      socket.ping();
+      this.armKeepalive(socket);
+    });
   }
 
-  private onClose(ws: WebSocket): void {
-    if (ws !== this.ws) return;
-    if (this.open) this.logger.info({ peer: this.peerId }, 'peer link down');
+  private onClose(socket: MessageSocket): void {
+    if (socket !== this.socket) return;
+    if (this.open) this.env.logger.info({ peer: this.peerId }, 'peer link down');
     this.open = false;
-    this.ws = undefined;
-    clearInterval(this.keepaliveTimer);
+    this.socket = undefined;
+    this.cancelKeepalive?.();
+    this.cancelKeepalive = undefined;
+    this.reconnectLater();
+  }
+
+  private reconnectLater(): void {
     if (this.closed) return;
     const capMs = Math.min(this.limits.reconnectBackoffMaxMs, this.limits.reconnectBackoffBaseMs * 2 ** Math.min(this.attempt, 20));
     this.attempt++;
     // "Equal jitter": at least half the cap, so retries never stampede at 0.
-    const delayMs = capMs / 2 + this.rng.next() * (capMs / 2);
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
+    const delayMs = capMs / 2 + this.env.rng.next() * (capMs / 2);
+    this.cancelReconnect = this.env.scheduler.schedule(delayMs, () => {
+      this.cancelReconnect = undefined;
       if (!this.closed) this.connect();
-    }, delayMs);
+    });
   }
 
   private flush(): void {
-    const ws = this.ws;
-    if (!this.open || !ws) return;
-    while (this.head < this.queue.length && ws.bufferedAmount < this.limits.socketBufferedBytesMax) {
+    const socket = this.socket;
+    if (!this.open || !socket) return;
+    while (this.head < this.queue.length && socket.bufferedAmount < this.limits.socketBufferedBytesMax) {
       const frame = this.queue[this.head];
       this.queue[this.head++] = EMPTY;
       if (!frame) continue;
       this.queuedBytes -= frame.length;
       this.sentFrames++;
-      ws.send(frame, { binary: true }, (err) => {
-        if (!err && ws === this.ws) this.flush();
+      socket.send(frame, (err) => {
+        if (!err && socket === this.socket) this.flush();
       });
     }
     if (this.head === this.queue.length) {

@@ -2,7 +2,8 @@
 // the Raft benchmark) and `controller` calls (brokers and admin tools talking
 // to the active controller: registration, heartbeats, topics, ...).
 //
-// It keeps one WebSocket per endpoint it talks to (a connection says hello as
+// It keeps one connection per endpoint it talks to, dialed through the
+// injected Transport (src/net/transport.ts; a connection says hello as
 // a client and waits for helloAck), pipelines any number of requests over it
 // with correlation ids (the requests of one event-loop turn go out as one
 // frame), and follows the leader: a NOT_CONTROLLER answer names
@@ -17,10 +18,13 @@
 //
 // Bounds: requestsPendingMax outstanding requests per connection; every
 // request times out after requestTimeoutMs; leader search gives up after
-// leaderSearchTimeoutMs.
+// leaderSearchTimeoutMs. Timeouts and backoffs run on the injected Scheduler
+// and read the injected Clock.
 
-import { dialOptions, type TlsDialer } from '../net/tls.js';
-import { WebSocket } from 'ws';
+import type { TlsDialer } from '../net/tls.js';
+import type { MessageSocket, Transport } from '../net/transport.js';
+import { WS_TRANSPORT } from '../net/ws-transport.js';
+import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../util/clock.js';
 import { Errors, SluiceError, errorForCode, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { SeededRng, type Rng } from '../util/rng.js';
@@ -43,6 +47,19 @@ export interface QuorumClientOptions {
   /** The local address connections are dialed from (a node's --outbound-address); the OS picks when absent. */
   readonly localAddress?: string;
   /** What links to wss:// endpoints present and check (src/net/tls.ts). */
+  readonly tls?: TlsDialer;
+  /** The network (default WebSockets). */
+  readonly transport?: Transport;
+  readonly clock?: Clock;
+  readonly scheduler?: Scheduler;
+}
+
+/** What a connection needs from its surroundings. */
+interface ConnectionEnv {
+  readonly transport: Transport;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly localAddress?: string;
   readonly tls?: TlsDialer;
 }
 
@@ -68,41 +85,60 @@ export class QuorumConnection {
   private readonly outstanding = new Map<number, Outstanding>();
   /** Requests made in this event-loop turn, sent together as one frame. */
   private outbox: ClientRequest[] = [];
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private cancelSweep: (() => void) | undefined;
   private closedErr: SluiceError | undefined;
 
-  private constructor(readonly url: string, readonly nodeId: number, private readonly ws: WebSocket, private readonly limits: QuorumClientLimits) {
-    ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
-    ws.on('close', () => this.fail(new SluiceError(Errors.REQUEST_TIMED_OUT, `connection to ${url} lost; outcome unknown`, { ambiguous: true })));
-    this.sweepTimer = setInterval(() => this.expire(), Math.min(1_000, limits.requestTimeoutMs));
-    this.sweepTimer.unref();
+  private constructor(readonly url: string, readonly nodeId: number, private readonly socket: MessageSocket, private readonly limits: QuorumClientLimits, private readonly env: ConnectionEnv) {
+    socket.setHandlers({
+      message: (data, isBinary) => this.onMessage(data, isBinary),
+      close: () => this.fail(new SluiceError(Errors.REQUEST_TIMED_OUT, `connection to ${url} lost; outcome unknown`, { ambiguous: true })),
+    });
+    this.armSweep();
+  }
+
+  private armSweep(): void {
+    this.cancelSweep = this.env.scheduler.schedule(Math.min(1_000, this.limits.requestTimeoutMs), () => {
+      if (this.closedErr) return;
+      this.expire();
+      this.armSweep();
+    });
   }
 
   /** Connects and exchanges hellos. Rejects with `details.notSent = true` (safe to retry elsewhere). */
-  static open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, localAddress?: string, tls?: TlsDialer): Promise<QuorumConnection> {
+  static async open(url: string, clusterId: string | undefined, limits: QuorumClientLimits, env: ConnectionEnv): Promise<QuorumConnection> {
+    const notReached = (why: string): SluiceError => new SluiceError(Errors.LEADER_NOT_AVAILABLE, `cannot reach ${url}: ${why}`, { notSent: true });
+    let socket: MessageSocket;
+    try {
+      socket = await env.transport.dial(url, {
+        frameBytesMax: limits.frameBytesMax, connectTimeoutMs: limits.connectTimeoutMs,
+        ...(env.localAddress !== undefined ? { localAddress: env.localAddress } : {}),
+        ...(env.tls ? { tls: env.tls } : {}),
+      });
+    } catch (err) {
+      throw notReached((err as Error).message);
+    }
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, {
-        perMessageDeflate: false, handshakeTimeout: limits.connectTimeoutMs, maxPayload: limits.frameBytesMax,
-        ...(localAddress !== undefined ? { localAddress } : {}),
-        ...dialOptions(url, tls),
-      });
-      const failOpen = (why: string) => {
-        clearTimeout(timer);
-        ws.terminate();
-        reject(new SluiceError(Errors.LEADER_NOT_AVAILABLE, `cannot reach ${url}: ${why}`, { notSent: true }));
+      let settled = false;
+      const failOpen = (why: string): void => {
+        if (settled) return;
+        settled = true;
+        cancelTimer();
+        socket.terminate();
+        reject(notReached(why));
       };
-      const timer = setTimeout(() => failOpen('timed out'), limits.connectTimeoutMs);
-      ws.once('error', (err) => failOpen(err.message));
-      ws.once('close', () => failOpen('closed during hello'));
-      ws.once('open', () => ws.send(encodeFrame({ k: 'hello', role: 'client', version: WIRE_VERSION, ...(clusterId ? { clusterId } : {}) })));
-      ws.once('message', (data) => {
-        const d = decodeFrame(data as Buffer);
-        if (!d.ok || d.frame.k !== 'helloAck') return failOpen('no helloAck');
-        clearTimeout(timer);
-        ws.removeAllListeners('error').removeAllListeners('close');
-        ws.on('error', () => undefined);
-        resolve(new QuorumConnection(url, d.frame.nodeId, ws, limits));
+      const cancelTimer = env.scheduler.schedule(limits.connectTimeoutMs, () => failOpen('timed out'));
+      socket.setHandlers({
+        message: (data) => {
+          if (settled) return;
+          const d = decodeFrame(data);
+          if (!d.ok || d.frame.k !== 'helloAck') return failOpen('no helloAck');
+          settled = true;
+          cancelTimer();
+          resolve(new QuorumConnection(url, d.frame.nodeId, socket, limits, env));
+        },
+        close: () => failOpen('closed during hello'),
       });
+      socket.send(encodeFrame({ k: 'hello', role: 'client', version: WIRE_VERSION, ...(clusterId ? { clusterId } : {}) }));
     });
   }
 
@@ -117,7 +153,7 @@ export class QuorumConnection {
     }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.outstanding.set(id, { resolve, reject, deadlineMs: performance.now() + this.limits.requestTimeoutMs });
+      this.outstanding.set(id, { resolve, reject, deadlineMs: this.env.clock.monotonicMs() + this.limits.requestTimeoutMs });
       this.outbox.push({ id, op, ...(data ? { data } : {}), ...(call ? { api: call.api, body: call.body } : {}) });
       if (this.outbox.length === 1) queueMicrotask(() => this.flush());
     });
@@ -127,14 +163,14 @@ export class QuorumConnection {
     const reqs = this.outbox;
     this.outbox = [];
     if (this.closedErr || reqs.length === 0) return;
-    this.ws.send(encodeFrame({ k: 'req', reqs }));
+    this.socket.send(encodeFrame({ k: 'req', reqs }));
   }
 
   close(): void {
     this.fail(new SluiceError(Errors.REQUEST_TIMED_OUT, 'connection closed by the client; outcome unknown', { ambiguous: true }));
   }
 
-  private onMessage(data: Buffer, isBinary: boolean): void {
+  private onMessage(data: Uint8Array, isBinary: boolean): void {
     const d = isBinary ? decodeFrame(data) : undefined;
     if (!d?.ok || d.frame.k !== 'resp') {
       this.fail(new SluiceError(Errors.REQUEST_TIMED_OUT, `malformed response from ${this.url}; outcome unknown`, { ambiguous: true }));
@@ -150,7 +186,7 @@ export class QuorumConnection {
   }
 
   private expire(): void {
-    const now = performance.now();
+    const now = this.env.clock.monotonicMs();
     for (const [id, o] of this.outstanding) {
       if (o.deadlineMs > now) break;
       this.outstanding.delete(id);
@@ -161,8 +197,8 @@ export class QuorumConnection {
   private fail(err: SluiceError): void {
     if (this.closedErr) return;
     this.closedErr = err;
-    clearInterval(this.sweepTimer);
-    this.ws.terminate();
+    this.cancelSweep?.();
+    this.socket.terminate();
     // Requests still in the outbox never left: retrying them is safe.
     const unsent = new Set(this.outbox.map((r) => r.id));
     this.outbox = [];
@@ -183,11 +219,19 @@ export class QuorumClient {
   /** Where leader-bound requests go next. */
   private target: string;
   private closed = false;
+  private readonly env: ConnectionEnv;
 
   constructor(private readonly opts: QuorumClientOptions) {
     if (opts.endpoints.length === 0) throw new SluiceError(Errors.INVALID_CONFIG, 'quorum client needs at least one endpoint');
     this.limits = { ...DEFAULT_CLIENT_LIMITS, ...opts.limits };
-    this.rng = opts.rng ?? new SeededRng((Date.now() ^ process.pid) >>> 0);
+    const clock = opts.clock ?? SystemClock;
+    this.env = {
+      transport: opts.transport ?? WS_TRANSPORT, clock, scheduler: opts.scheduler ?? SystemScheduler,
+      ...(opts.localAddress !== undefined ? { localAddress: opts.localAddress } : {}),
+      ...(opts.tls ? { tls: opts.tls } : {}),
+    };
+    // Without an injected Rng (CLI tools), one seeded from the injected clock and the pid.
+    this.rng = opts.rng ?? new SeededRng((clock.nowMs() ^ process.pid) >>> 0);
     this.logger = opts.logger ?? silentLogger;
     this.target = opts.endpoints[this.rng.int(opts.endpoints.length)] ?? '';
   }
@@ -232,11 +276,11 @@ export class QuorumClient {
   private toLeader<T>(op: (conn: QuorumConnection) => Promise<T>): Promise<T> {
     const url = this.target;
     const conn = this.established.get(url);
-    if (!conn?.isOpen) return this.searchLeader(op, performance.now() + this.limits.leaderSearchTimeoutMs);
-    const deadline = performance.now() + this.limits.leaderSearchTimeoutMs;
+    if (!conn?.isOpen) return this.searchLeader(op, this.env.clock.monotonicMs() + this.limits.leaderSearchTimeoutMs);
+    const deadline = this.env.clock.monotonicMs() + this.limits.leaderSearchTimeoutMs;
     return op(conn).catch((err: unknown) => {
       this.moveOnSilence(url, err);
-      if (!this.retriable(err) || performance.now() > deadline || this.closed) throw err;
+      if (!this.retriable(err) || this.env.clock.monotonicMs() > deadline || this.closed) throw err;
       this.follow(url, err as SluiceError);
       return this.searchLeader(op, deadline, err as SluiceError);
     });
@@ -250,7 +294,7 @@ export class QuorumClient {
         return await op(await this.connection(url));
       } catch (err) {
         this.moveOnSilence(url, err);
-        if (!this.retriable(err) || performance.now() > deadline || this.closed) throw err;
+        if (!this.retriable(err) || this.env.clock.monotonicMs() > deadline || this.closed) throw err;
         this.follow(url, err as SluiceError);
         if (!(err as SluiceError).details.leaderEndpoint) await this.backoff(attempt);
       }
@@ -286,7 +330,7 @@ export class QuorumClient {
 
   private backoff(attempt: number): Promise<void> {
     const capMs = Math.min(this.limits.retryBackoffMaxMs, this.limits.retryBackoffBaseMs * 2 ** Math.min(attempt, 16));
-    return new Promise((resolve) => setTimeout(resolve, capMs / 2 + this.rng.next() * (capMs / 2)));
+    return new Promise((resolve) => this.env.scheduler.schedule(capMs / 2 + this.rng.next() * (capMs / 2), resolve));
   }
 
   private connection(url: string): Promise<QuorumConnection> {
@@ -301,7 +345,7 @@ export class QuorumClient {
   }
 
   private reconnect(url: string): Promise<QuorumConnection> {
-    const p = QuorumConnection.open(url, this.opts.clusterId, this.limits, this.opts.localAddress, this.opts.tls);
+    const p = QuorumConnection.open(url, this.opts.clusterId, this.limits, this.env);
     this.conns.set(url, p);
     p.then((c) => {
       this.logger.debug({ url, nodeId: c.nodeId }, 'connected');

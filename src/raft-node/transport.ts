@@ -1,4 +1,6 @@
-// The controller listener and the links to the other voters, over WebSocket.
+// The controller listener and the links to the other voters, over the
+// injected Transport (src/net/transport.ts: WebSockets in the process, the
+// in-memory network in the simulation; this module holds no socket code).
 //
 // Each node listens on its controller listener (ws://host:port) and dials
 // every peer once (peer-link.ts), so a pair of nodes talks over two
@@ -26,16 +28,18 @@
 // go out as one frame; silent connections are closed after
 // idleTimeoutMs (outgoing links ping, so a live peer is never silent).
 //
+// Timers (the idle sweep, a rejected connection's hard close) run on the
+// injected Scheduler and read the injected Clock.
+//
 // TLS: with a TlsContext the listener is wss:// and links to wss:// peers
 // present this node's certificate. Under ssl.client.auth=required a node
 // without a certificate from the truststore's CA fails the handshake, so it
 // never says hello: it is not admitted to the quorum.
 
-import type { IncomingMessage } from 'node:http';
-import https from 'node:https';
-import type { TLSSocket } from 'node:tls';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { TlsContext } from '../net/tls.js';
+import type { AcceptedSocket, Listener, Transport } from '../net/transport.js';
+import { WS_TRANSPORT } from '../net/ws-transport.js';
+import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
@@ -75,6 +79,10 @@ export interface TransportOptions {
   readonly localAddress?: string;
   /** The node's TLS identity and trust: a wss:// listener, and what links to wss:// peers present and check. */
   readonly tls?: TlsContext;
+  /** The network (default WebSockets). */
+  readonly transport?: Transport;
+  readonly clock?: Clock;
+  readonly scheduler?: Scheduler;
 }
 
 export interface TransportStats {
@@ -87,7 +95,7 @@ export interface TransportStats {
 type ConnKind = 'pending' | 'node' | 'client' | 'closing';
 
 interface InboundConn {
-  readonly ws: WebSocket;
+  readonly socket: AcceptedSocket;
   readonly remote: string;
   readonly openedMs: number;
   kind: ConnKind;
@@ -104,13 +112,14 @@ interface InboundConn {
 const IDLE_SWEEP_MS = 1_000;
 
 export class RaftTransport {
-  private server: WebSocketServer | undefined;
-  private httpsServer: https.Server | undefined;
-  private detachTls: (() => void) | undefined;
+  private listener: Listener | undefined;
+  private readonly net: Transport;
+  private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
   private readonly links = new Map<NodeId, PeerLink>();
   private readonly conns = new Set<InboundConn>();
   private handlers: TransportHandlers | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private cancelSweep: (() => void) | undefined;
   private rejectedFrames = 0;
   private droppedMessages = 0;
   private closed = false;
@@ -118,6 +127,9 @@ export class RaftTransport {
   private readonly hello: Buffer;
 
   constructor(private readonly opts: TransportOptions) {
+    this.net = opts.transport ?? WS_TRANSPORT;
+    this.clock = opts.clock ?? SystemClock;
+    this.scheduler = opts.scheduler ?? SystemScheduler;
     this.hello = encodeFrame({ k: 'hello', role: 'node', version: WIRE_VERSION, nodeId: opts.nodeId, clusterId: opts.clusterId });
     for (const [peerId, url] of opts.peers) {
       if (peerId !== opts.nodeId) this.links.set(peerId, this.newLink(peerId, url));
@@ -125,7 +137,11 @@ export class RaftTransport {
   }
 
   private newLink(peerId: NodeId, url: string): PeerLink {
-    return new PeerLink(peerId, url, this.hello, this.opts.limits, this.opts.rng.fork(), this.opts.logger.child({ peer: peerId }), this.opts.localAddress, this.opts.tls);
+    return new PeerLink(peerId, url, this.hello, this.opts.limits, {
+      transport: this.net, clock: this.clock, scheduler: this.scheduler, rng: this.opts.rng.fork(), logger: this.opts.logger.child({ peer: peerId }),
+      ...(this.opts.localAddress !== undefined ? { localAddress: this.opts.localAddress } : {}),
+      ...(this.opts.tls ? { tls: this.opts.tls } : {}),
+    });
   }
 
   /**
@@ -158,7 +174,7 @@ export class RaftTransport {
     for (const conn of this.conns) {
       if (conn.kind === 'node' && conn.peerId === peerId) {
         conn.kind = 'closing';
-        conn.ws.terminate();
+        conn.socket.terminate();
         this.conns.delete(conn);
       }
     }
@@ -174,35 +190,31 @@ export class RaftTransport {
   async listen(): Promise<void> {
     const { host, port } = this.opts.listen;
     const ctx = this.opts.tls;
-    const httpsServer = ctx ? https.createServer(ctx.serverOptions()) : undefined;
-    const common = { maxPayload: this.opts.limits.frameBytesMax, perMessageDeflate: false, clientTracking: false };
-    const server = httpsServer ? new WebSocketServer({ server: httpsServer, ...common }) : new WebSocketServer({ host, port, ...common });
-    // ws re-emits the HTTPS server's errors; they are handled on the server itself.
-    if (httpsServer) server.on('error', () => undefined);
-    const emitter = httpsServer ?? server;
-    await new Promise<void>((resolve, reject) => {
-      emitter.once('listening', resolve);
-      emitter.once('error', (err: NodeJS.ErrnoException) => {
-        server.close();
-        httpsServer?.close();
-        const why = err.code === 'EADDRINUSE' ? 'address in use' : err.message;
-        reject(new SluiceError(Errors.INVALID_CONFIG, `cannot listen on ${this.opts.listen.url}: ${why}`));
-      });
-      httpsServer?.listen(port, host);
-    });
-    emitter.on('error', (err: Error) => this.opts.logger.error({ err: err.message }, 'listener error'));
-    if (httpsServer && ctx) this.detachTls = ctx.attach(httpsServer, 'controller');
-    this.httpsServer = httpsServer;
-    server.on('connection', (ws, req) => this.onConnection(ws, req));
-    this.server = server;
-    this.sweepTimer = setInterval(() => this.sweepIdle(), IDLE_SWEEP_MS);
+    try {
+      this.listener = await this.net.listen({ host, port }, {
+        frameBytesMax: this.opts.limits.frameBytesMax,
+        ...(ctx ? { tls: { context: ctx, name: 'controller' } } : {}),
+      }, (socket) => this.onConnection(socket));
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      const why = code === 'EADDRINUSE' ? 'address in use' : (err as Error).message;
+      throw new SluiceError(Errors.INVALID_CONFIG, `cannot listen on ${this.opts.listen.url}: ${why}`);
+    }
+    this.armSweep();
     this.opts.logger.info({ url: this.opts.listen.url }, 'controller listener up');
+  }
+
+  private armSweep(): void {
+    this.cancelSweep = this.scheduler.schedule(IDLE_SWEEP_MS, () => {
+      if (this.closed) return;
+      this.sweepIdle();
+      this.armSweep();
+    });
   }
 
   /** The port actually bound (useful with port 0 in tests). */
   port(): number {
-    const addr = this.httpsServer?.address() ?? this.server?.address();
-    return typeof addr === 'object' && addr !== null ? addr.port : this.opts.listen.port;
+    return this.listener?.port ?? this.opts.listen.port;
   }
 
   /** Installs the receivers and starts dialing the peers. */
@@ -239,19 +251,11 @@ export class RaftTransport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.sweepTimer);
+    this.cancelSweep?.();
     for (const link of this.links.values()) link.close();
-    for (const conn of this.conns) conn.ws.terminate();
+    for (const conn of this.conns) conn.socket.terminate();
     this.conns.clear();
-    this.detachTls?.();
-    const server = this.server;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-    const httpsServer = this.httpsServer;
-    if (httpsServer) {
-      const closed = new Promise<void>((resolve) => httpsServer.close(() => resolve()));
-      httpsServer.closeAllConnections();
-      await closed;
-    }
+    await this.listener?.close();
   }
 
   private sendBatches(link: PeerLink, list: Message[]): void {
@@ -271,43 +275,45 @@ export class RaftTransport {
     if (batch.length > 0) link.enqueue(encodeFrame({ k: 'raft', msgs: batch }));
   }
 
-  private onConnection(ws: WebSocket, req: IncomingMessage): void {
-    const remote = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
-    const verdict = this.opts.tls?.checkPeer(req.socket as TLSSocket);
+  private onConnection(socket: AcceptedSocket): void {
+    const remote = `${socket.remoteAddress}:${socket.remotePort ?? '?'}`;
+    const verdict = socket.tls;
     if (verdict && !verdict.ok) {
       this.opts.logger.warn({ remote, reason: verdict.reason }, 'refusing a connection');
-      ws.terminate();
+      socket.terminate();
       return;
     }
     if (this.closed || this.conns.size >= this.opts.limits.inboundConnectionsMax) {
       this.opts.logger.warn({ remote }, 'too many connections; refusing one');
-      ws.close(1013, 'too many connections');
+      socket.close(1013, 'too many connections');
       return;
     }
-    const now = performance.now();
+    const now = this.clock.monotonicMs();
     // The certificate's principal (mTLS) is who the controller's authorizer sees; anonymous without one.
-    const caller: ClientCaller = { remoteAddress: req.socket.remoteAddress ?? '?', security: verdict?.ok ? { ...verdict.session } : anonymousSession() };
-    const conn: InboundConn = { ws, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [], caller };
+    const caller: ClientCaller = { remoteAddress: socket.remoteAddress, security: verdict?.ok ? { ...verdict.session } : anonymousSession() };
+    const conn: InboundConn = { socket, remote, openedMs: now, kind: 'pending', peerId: 0, lastActivityMs: now, inFlight: 0, paused: false, outbox: [], caller };
     this.conns.add(conn);
-    ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
-    ws.on('ping', () => { conn.lastActivityMs = performance.now(); });
-    ws.on('error', (err) => this.opts.logger.warn({ remote, err: err.message }, 'connection error; closing'));
-    ws.on('close', () => this.conns.delete(conn));
+    socket.setHandlers({
+      message: (data, isBinary) => this.onMessage(conn, data, isBinary),
+      ping: () => { conn.lastActivityMs = this.clock.monotonicMs(); },
+      error: (err) => this.opts.logger.warn({ remote, err: err.message }, 'connection error; closing'),
+      close: () => this.conns.delete(conn),
+    });
   }
 
   private reject(conn: InboundConn, reason: string): void {
     conn.kind = 'closing';
     this.rejectedFrames++;
     this.opts.logger.warn({ remote: conn.remote, peer: conn.peerId || undefined, reason }, 'bad frame dropped; closing connection');
-    conn.ws.close(1008, reason.slice(0, 120));
+    conn.socket.close(1008, reason.slice(0, 120));
     // close() waits for the peer's close frame; a hostile peer may never send it.
-    setTimeout(() => conn.ws.terminate(), 1_000).unref();
+    this.scheduler.schedule(1_000, () => conn.socket.terminate());
   }
 
-  private onMessage(conn: InboundConn, data: RawData, isBinary: boolean): void {
+  private onMessage(conn: InboundConn, data: Uint8Array, isBinary: boolean): void {
     if (conn.kind === 'closing') return; // frames that raced our close are ignored
-    conn.lastActivityMs = performance.now();
-    if (!isBinary || !Buffer.isBuffer(data)) {
+    conn.lastActivityMs = this.clock.monotonicMs();
+    if (!isBinary) {
       this.reject(conn, 'frames must be binary');
       return;
     }
@@ -332,7 +338,7 @@ export class RaftTransport {
         return this.reject(conn, `wrong cluster id ${frame.clusterId}`);
       }
       conn.kind = 'client';
-      conn.ws.send(encodeFrame({ k: 'helloAck', nodeId: this.opts.nodeId, clusterId: this.opts.clusterId }), { binary: true });
+      conn.socket.send(encodeFrame({ k: 'helloAck', nodeId: this.opts.nodeId, clusterId: this.opts.clusterId }));
       return;
     }
     if (frame.clusterId !== this.opts.clusterId) return this.reject(conn, `wrong cluster id ${frame.clusterId}`);
@@ -391,29 +397,29 @@ export class RaftTransport {
   private flushResponses(conn: InboundConn): void {
     const resps = conn.outbox;
     conn.outbox = [];
-    const ws = conn.ws;
-    if (ws.readyState !== ws.OPEN || resps.length === 0) return;
-    ws.send(encodeFrame({ k: 'resp', resps }), { binary: true }, () => {
-      if (conn.paused && ws.bufferedAmount < this.opts.limits.clientBufferedBytesMax / 2) {
+    const socket = conn.socket;
+    if (!socket.isOpen || resps.length === 0) return;
+    socket.send(encodeFrame({ k: 'resp', resps }), () => {
+      if (conn.paused && socket.bufferedAmount < this.opts.limits.clientBufferedBytesMax / 2) {
         conn.paused = false;
-        ws.resume();
+        socket.resume();
       }
     });
-    if (!conn.paused && ws.bufferedAmount > this.opts.limits.clientBufferedBytesMax) {
+    if (!conn.paused && socket.bufferedAmount > this.opts.limits.clientBufferedBytesMax) {
       conn.paused = true;
-      ws.pause();
+      socket.pause();
     }
   }
 
   private sweepIdle(): void {
-    const now = performance.now();
+    const now = this.clock.monotonicMs();
     for (const conn of this.conns) {
       const expired = conn.kind === 'pending'
         ? now - conn.openedMs > this.opts.limits.helloTimeoutMs
         : now - conn.lastActivityMs > this.opts.limits.idleTimeoutMs && conn.inFlight === 0;
       if (expired) {
         this.opts.logger.info({ remote: conn.remote, kind: conn.kind }, 'closing a silent connection');
-        conn.ws.terminate();
+        conn.socket.terminate();
         this.conns.delete(conn);
       }
     }

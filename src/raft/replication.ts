@@ -16,6 +16,7 @@
 // - A leader whose own removal has committed steps down (thesis §4.2.2).
 
 import { assert } from '../util/assert.js';
+import { mutant } from '../util/mutants.js';
 import type { LeaderRole, RaftCore } from './core.js';
 import { Progress, quorumIndex } from './progress.js';
 import { startSnapshot } from './snapshot-transfer.js';
@@ -121,7 +122,8 @@ function backtrack(c: RaftCore, m: AppendResponse): number {
 export function maybeCommit(c: RaftCore, ld: LeaderRole): boolean {
   const log = c.log;
   const idx = quorumIndex(c.membership().voters, (id) => (id === c.id ? log.stable : ld.progress.get(id)?.match ?? 0));
-  if (idx <= log.commit || log.termAt(idx) !== c.term) return false;
+  // The mutant counts replicas for an entry of an earlier term (Figure 8's bug).
+  if (idx <= log.commit || (log.termAt(idx) !== c.term && !mutant('raft-commit-earlier-term'))) return false;
   log.commitTo(idx);
   ld.needsFlush = true;
   ld.reads.releaseWaiting(log.commit);

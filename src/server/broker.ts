@@ -142,8 +142,8 @@ export interface BrokerOptions {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   /**
-   * The network replica fetchers dial through (the simulation's in-memory
-   * one); absent, they dial WebSockets directly (replicaLinkFactory).
+   * The network the client listener listens on and replica fetchers dial
+   * through (the simulation's in-memory one); absent, WebSockets.
    */
   readonly transport?: Transport;
   readonly logger: Logger;
@@ -229,7 +229,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     const close = gates.ws.open(conn);
     bearerOnConnect(gates.ws, conn, protocols);
     return close;
-  }, opts.scheduler);
+  }, opts.scheduler, opts.transport);
   const kafkaLog = log.child({ component: 'kafka-listener' });
   const kafkaTls = s.kafkaListen && usesTls(s.kafkaListen.securityProtocol) ? s.tls : undefined;
   const kafkaGate = gates.kafka;

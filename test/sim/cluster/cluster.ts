@@ -62,6 +62,8 @@ export interface ClusterNetwork extends HostNetwork {
 export interface ClusterDisk extends HostDisk {
   /** fsyncs complete `delayMs` later on the disk's scheduler (null: at once). */
   setSlow(delayMs: number | null): void;
+  /** Frees what the disk holds once the cluster is done (a temp dir). */
+  dispose?(): void;
 }
 
 /** What makes the simulated world's network and disks (sim-world.ts wires lanes transport and fs). */
@@ -327,6 +329,7 @@ class Cluster implements SimCluster {
     for (const h of this.hosts.values()) h.crash();
     // Whatever the dead incarnations still had queued is dropped; leave the loop quiet.
     await this.kernel.runFor(0);
+    for (const d of this.disks.values()) d.dispose?.();
   }
 
   private host(id: number): SimNodeHost {

@@ -13,6 +13,7 @@
 import type { Logger } from '../../../src/util/logger.js';
 import type { Rng } from '../../../src/util/rng.js';
 import type { Transport } from '../../../src/net/transport.js';
+import type { FileSystem } from '../../../src/util/file-system.js';
 import { serverConfigFromFlags, type ServerFlags } from '../../../src/server/config.js';
 import { startServer, type NodeEnvironmentInput, type Server } from '../../../src/server/server.js';
 import type { HostId, SimKernel } from './kernel.js';
@@ -31,7 +32,9 @@ export interface HostNetwork {
 /** The part of a node's simulated disk (lane fs's sim-fs.ts) a node host uses. */
 export interface HostDisk {
   /** The FileSystem the node's storage and Raft disk use. */
-  readonly fs: unknown;
+  readonly fs: FileSystem;
+  /** The node's data dir on this disk. */
+  readonly dataDir: string;
   /** Drops everything not synced (optionally tearing each file's last unsynced write). */
   crash(opts?: { tornTail?: boolean }): void;
 }
@@ -98,7 +101,7 @@ export class SimNodeHost implements NodeHandle {
   }
 
   get dataDir(): string {
-    return `/sim/${this.host}`;
+    return this.opts.disk.dataDir;
   }
 
   /** Starts a new incarnation from the disk; resolves once the node's startServer resolved. */
