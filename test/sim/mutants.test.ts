@@ -7,8 +7,8 @@
 // exactly the fault it must see, and must stop seeing it.
 //
 // Short form in `make test` (a few seeds per mutant); the long form is
-// `make sim-mutants` (SLUICE_MUTANT_SEEDS seeds at most per mutant,
-// SLUICE_MUTANT=<name> for one). docs/reliability.md records how many seeds
+// `make sim-mutants [SEEDS=N]` (N seeds at most per mutant; SLUICE_MUTANT=<name>
+// for one, SLUICE_MUTANT_SEEDS to override the bound in either form). docs/reliability.md records how many seeds
 // each mutant needed.
 import { expect } from 'chai';
 import { MUTANTS, setMutant, type MutantName } from '../../src/util/mutants.js';
@@ -16,7 +16,9 @@ import { check } from '../chaos/checker.js';
 import type { FinalState, SendOp } from '../chaos/history.js';
 import { runSeed, type SeedResult } from './cluster/run.js';
 
-const SEEDS_MAX = Number(process.env.SLUICE_MUTANT_SEEDS || 4);
+/** `make sim-mutants` sets SLUICE_SIM_MUTANTS=long and SLUICE_SIM_SEEDS; make test runs the short form. */
+const LONG = process.env.SLUICE_SIM_MUTANTS === 'long';
+const SEEDS_MAX = Number(process.env.SLUICE_MUTANT_SEEDS || (LONG ? process.env.SLUICE_SIM_SEEDS || 200 : 4));
 const FIRST_SEED = Number(process.env.SLUICE_MUTANT_FIRST || 1);
 const ONLY = process.env.SLUICE_MUTANT;
 /** Fault phase of a mutant seed: shorter than a regular seed, enough for a leader change or two. */

@@ -19,6 +19,7 @@ import type { Anomaly } from '../../chaos/history.js';
 import { summarize } from '../../chaos/history-file.js';
 import type { SimCluster } from './api.js';
 import { DEFAULT_BROKER_CONFIG, startCluster } from './cluster.js';
+import './sim-world.js';
 import { collectFinal, settle } from './final.js';
 import { FaultRunner, formatPlan, planFaults, type ClusterShape, type FaultCounts, type PlannedStep } from './faults.js';
 import { Monitors, type MonitorStats } from './monitors.js';
