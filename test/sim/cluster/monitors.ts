@@ -29,8 +29,8 @@
 
 import type { Anomaly, SendOp } from '../../chaos/history.js';
 import { CommitLedger, ElectionSafety, InvariantViolation, LogMatching } from '../invariants.js';
-import type { SimCluster } from './api.js';
-import { raftOf, replicasOf } from './probe.js';
+import type { NodeHandle, SimCluster } from './api.js';
+import { raftOf, replicasOf, type RaftView, type ReplicaView } from './probe.js';
 
 /** Log scans (offset ledger, Raft logs) at most this often. */
 const SCAN_INTERVAL_MS = 50;
@@ -44,6 +44,15 @@ export interface MonitorStats {
   offsetsLedgered: number;
   raftTerms: number;
   acksSeen: number;
+}
+
+export interface MonitorOptions {
+  /** Check Raft's invariants (default true). */
+  readonly raft?: boolean;
+  readonly minInsyncReplicas?: number;
+  /** How to see a node's replicas and Raft state (default: probe.ts on its real parts; tests pass fakes). */
+  readonly replicasOf?: (n: NodeHandle) => readonly ReplicaView[];
+  readonly raftOf?: (n: NodeHandle) => RaftView | undefined;
 }
 
 export class Monitors {
@@ -69,7 +78,13 @@ export class Monitors {
   private lastScanMs = -Infinity;
   private detach: (() => void) | undefined;
 
-  constructor(private readonly cluster: SimCluster, private readonly opts: { raft?: boolean; minInsyncReplicas?: number } = {}) {}
+  private readonly replicas: (n: NodeHandle) => readonly ReplicaView[];
+  private readonly raftView: (n: NodeHandle) => RaftView | undefined;
+
+  constructor(private readonly cluster: Pick<SimCluster, 'nodes' | 'now' | 'note' | 'onEvent'>, private readonly opts: MonitorOptions = {}) {
+    this.replicas = opts.replicasOf ?? ((n) => replicasOf(n.server));
+    this.raftView = opts.raftOf ?? ((n) => raftOf(n.server));
+  }
 
   /** A send completed: an ok one must already be held by min.insync.replicas replicas at its offset. */
   onSend(op: SendOp): void {
@@ -78,7 +93,7 @@ export class Monitors {
     const holders: number[] = [];
     for (const n of this.cluster.nodes()) {
       if (n.state !== 'up' && n.state !== 'paused') continue;
-      const r = replicasOf(n.server).find((x) => x.topic === op.topic && x.partition === op.partition);
+      const r = this.replicas(n).find((x) => x.topic === op.topic && x.partition === op.partition);
       if (!r || r.logEndOffset <= op.offset || r.logStartOffset > op.offset) continue;
       if (r.read(op.offset, op.offset + 1)[0]?.value === op.value) holders.push(n.id);
     }
@@ -140,7 +155,7 @@ export class Monitors {
     for (const n of this.cluster.nodes()) {
       const life = this.life(n.id, n.state);
       if (n.state !== 'up' && n.state !== 'paused') continue;
-      for (const r of replicasOf(n.server)) {
+      for (const r of this.replicas(n)) {
         if (!r.isLeader) continue;
         const tp = `${r.topic}-${r.partition}`;
         const epochKey = `${tp}\u0000${r.leaderEpoch}`;
@@ -165,12 +180,12 @@ export class Monitors {
     this.stats.scans++;
     for (const n of this.cluster.nodes()) {
       if (n.state !== 'up' && n.state !== 'paused') continue;
-      for (const r of replicasOf(n.server)) this.ledgerReplica(n.id, r, full);
+      for (const r of this.replicas(n)) this.ledgerReplica(n.id, r, full);
     }
     if (this.opts.raft !== false) this.scanRaft();
   }
 
-  private ledgerReplica(node: number, r: ReturnType<typeof replicasOf>[number], full: boolean): void {
+  private ledgerReplica(node: number, r: ReplicaView, full: boolean): void {
     const tp = `${r.topic}-${r.partition}`;
     const ck = `${node}\u0000${tp}`;
     // A replica that truncated (or restarted shorter) is re-read from where its log now ends or its HW is.
@@ -199,7 +214,7 @@ export class Monitors {
   private scanRaft(): void {
     for (const n of this.cluster.nodes()) {
       if (!n.roles.includes('controller') || (n.state !== 'up' && n.state !== 'paused')) continue;
-      const raft = raftOf(n.server);
+      const raft = this.raftView(n);
       if (!raft) continue;
       const where = `n${n.id}`;
       try {
