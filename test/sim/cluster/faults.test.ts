@@ -31,7 +31,7 @@ describe('cluster simulation: fault plans', () => {
       }
     }
     expect([...faults].sort()).to.deep.equal([
-      'break-connections', 'clock-jump', 'crash', 'delay', 'partition-bridge', 'partition-isolate', 'partition-minority', 'partition-one-way',
+      'break-connections', 'clock-jump', 'crash', 'delay', 'election-crash', 'partition-bridge', 'partition-isolate', 'partition-minority', 'partition-one-way',
       'pause', 'shutdown', 'slow-disk', 'torn-crash',
     ]);
     expect([...ops].sort()).to.deep.equal(['add-partitions', 'controller-remove-add', 'controller-transfer', 'leader-transfer', 'reassign']);

@@ -28,7 +28,9 @@ import type { HostId } from './kernel.js';
 
 export type FaultKind =
   | 'crash' | 'torn-crash' | 'pause' | 'partition-minority' | 'partition-one-way' | 'partition-isolate' | 'partition-bridge'
-  | 'delay' | 'break-connections' | 'clock-jump' | 'slow-disk' | 'shutdown';
+  | 'delay' | 'break-connections' | 'clock-jump' | 'slow-disk' | 'shutdown'
+  /** The active controller cut off, and a voter crashed (and restarted) while the others elect: votes must be synced before answered. */
+  | 'election-crash';
 
 export type OpKind = 'reassign' | 'add-partitions' | 'leader-transfer' | 'controller-transfer' | 'controller-remove-add';
 
@@ -62,6 +64,7 @@ export interface ClusterShape {
 const FAULT_WEIGHTS: ReadonlyArray<readonly [FaultKind, number]> = [
   ['crash', 3], ['torn-crash', 2], ['pause', 3], ['partition-minority', 3], ['partition-one-way', 2], ['partition-isolate', 2],
   ['partition-bridge', 1], ['delay', 2], ['break-connections', 2], ['clock-jump', 2], ['slow-disk', 2], ['shutdown', 2],
+  ['election-crash', 3],
 ];
 const OP_WEIGHTS: ReadonlyArray<readonly [OpKind, number]> = [
   ['reassign', 3], ['add-partitions', 2], ['leader-transfer', 3], ['controller-transfer', 2], ['controller-remove-add', 1],
@@ -125,6 +128,8 @@ function nodesFor(rng: Rng, fault: FaultKind, shape: ClusterShape): number[] {
       return shuffled(rng, ids);
     case 'shutdown':
       return [pickOne(rng, shape.brokerIds.length > 0 ? shape.brokerIds : ids)];
+    case 'election-crash':
+      return shuffled(rng, shape.controllerIds);
     default:
       return [pickOne(rng, ids)];
   }
@@ -143,6 +148,8 @@ function paramsFor(rng: Rng, fault: FaultKind): number[] {
       return [rng.range(5, 500)];
     case 'partition-isolate':
       return [rng.chance(0.3) ? 1 : 0]; // 1: clients are cut off from it too
+    case 'election-crash':
+      return [rng.range(0, 1_500), rng.range(0, 300)]; // crash after, restart after that
     default:
       return [];
   }
@@ -303,15 +310,63 @@ export class FaultRunner {
         c.slowDisk(n, s.params[0]!);
         this.fault('slow-disk', `node ${n} fsync +${s.params[0]} ms`);
         return async () => c.slowDisk(n, null);
+      case 'election-crash':
+        return this.electionCrash(s);
       case 'shutdown': {
         if (c.node(n).state !== 'up') return null;
         this.fault('shutdown', `node ${n}`);
         const done = this.track(c.shutdown(n));
         return async () => {
-          await done;
+          await c.await(done, 60_000).catch(() => undefined);
           await this.restart(n);
         };
       }
+    }
+  }
+
+  /**
+   * Cuts the active controller off from the other nodes, and `params[0]` ms
+   * later crashes another voter (the ISR limit permitting), restarting it
+   * `params[1]` ms after: a vote it gave before the crash must survive it.
+   */
+  private electionCrash(s: PlannedStep): (() => Promise<void>) | null {
+    const c = this.cluster;
+    const leader = c.controllerLeader();
+    const victim = s.nodes.find((id) => id !== leader);
+    if (leader === undefined || victim === undefined) return null;
+    const why = this.crashUnsafe();
+    if (why !== null) {
+      this.counts.crashesSkipped++;
+      this.fault('skipped-election-crash', `node ${victim}: ${why} (the ISR limit)`);
+      return null;
+    }
+    const cutOff = this.cut({ kind: 'full', groups: [[c.hostOf(leader)], this.shape.nodeIds.filter((id) => id !== leader).map((id) => c.hostOf(id))] },
+      `controller ${leader} from the other nodes`);
+    c.schedule(s.params[0]!, 'election-crash', () => {
+      if (c.node(victim).state !== 'up') return;
+      c.crash(victim);
+      this.fault('crash', `node ${victim} (voter, during the election)`);
+      c.schedule(s.params[1]!, 'election-crash-restart', () => {
+        this.track(this.restartNow(victim));
+      });
+    });
+    return async () => {
+      await cutOff();
+      await this.settlePending();
+      await this.restart(victim);
+    };
+  }
+
+  /** restart() without running the world (from inside an event: the world is already running). */
+  private async restartNow(id: number): Promise<void> {
+    const st = this.cluster.node(id).state;
+    if (st !== 'down' && st !== 'stopped') return;
+    try {
+      await this.cluster.restart(id);
+      this.onRestart(id);
+      this.fault('restart', `node ${id}`);
+    } catch (err) {
+      this.fault('restart-failed', `node ${id}: ${(err as Error).message}`);
     }
   }
 
