@@ -48,6 +48,7 @@ import { RaftDisk } from './raft-disk.js';
 import type { StateMachine } from './state-machine.js';
 import { ProposalTracker, ReadTracker, type Proposed } from './pending.js';
 import type { RaftNodeLimits } from './quorum-config.js';
+import type { FileSystem } from '../util/file-system.js';
 
 /** What the driver needs from a transport. */
 export interface MessageSender {
@@ -69,6 +70,8 @@ export interface RaftNodeOptions {
   readonly clock?: Clock;
   /** Ticks, the ready loop and the transfer timeout (default real timers). */
   readonly scheduler?: Scheduler;
+  /** The disk of the metadata log (default the real one; the simulation passes its own). */
+  readonly fs?: FileSystem;
   /** Controller listeners by node id, for leader hints in NOT_CONTROLLER errors. */
   readonly endpoints?: ReadonlyMap<NodeId, string>;
   /** Core settings beyond the limits (tests). */
@@ -130,7 +133,7 @@ export class RaftNode extends EventEmitter<RaftNodeEvents> {
     this.scheduler = opts.scheduler ?? SystemScheduler;
     this.logger = opts.logger;
     this.sm = opts.stateMachine;
-    this.disk = RaftDisk.open(opts.raftDir, { segmentBytesMax: opts.limits.segmentBytesMax, logger: opts.logger.child({ component: 'raft-disk' }) });
+    this.disk = RaftDisk.open(opts.raftDir, { segmentBytesMax: opts.limits.segmentBytesMax, logger: opts.logger.child({ component: 'raft-disk' }), ...(opts.fs ? { fs: opts.fs } : {}) });
     try {
       const initial = this.restore();
       this.persistedHardState = initial.hardState;

@@ -7,21 +7,21 @@
 // (util/fs-util.ts), so it is always a complete version; anything unparsable
 // is therefore disk corruption and stops recovery rather than being guessed.
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { HardState } from '../raft/types.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { writeFileAtomic } from '../util/fs-util.js';
 
 export const QUORUM_STATE_FILE = 'quorum-state';
 export const QUORUM_STATE_VERSION = 1;
 
 /** Reads the hard state, or undefined when the file does not exist (a new node). */
-export function readQuorumState(dir: string): HardState | undefined {
+export function readQuorumState(dir: string, fs: FileSystem = NodeFileSystem): HardState | undefined {
   const file = path.join(dir, QUORUM_STATE_FILE);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = fs.readFileSync(file).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -29,9 +29,9 @@ export function readQuorumState(dir: string): HardState | undefined {
   return parseQuorumState(text, file);
 }
 
-export function writeQuorumState(dir: string, hs: HardState): void {
+export function writeQuorumState(dir: string, hs: HardState, fs: FileSystem = NodeFileSystem): void {
   const json = JSON.stringify({ currentTerm: hs.term, votedFor: hs.vote, commitIndex: hs.commit, version: QUORUM_STATE_VERSION });
-  writeFileAtomic(path.join(dir, QUORUM_STATE_FILE), json + '\n');
+  writeFileAtomic(fs, path.join(dir, QUORUM_STATE_FILE), json + '\n');
 }
 
 export function parseQuorumState(text: string, file: string): HardState {

@@ -21,12 +21,12 @@
 // never handed out again; after an I/O error the disk is failed and every
 // later call throws (after a failed fsync the page cache cannot be trusted).
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { assert, AssertionError } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { NO_NODE, type Entry, type HardState, type Snapshot } from '../raft/types.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { fsyncDir, removeTempFiles } from '../util/fs-util.js';
 import { readQuorumState, writeQuorumState } from './quorum-state.js';
 import { RaftLog, type SnapshotPoint } from './raft-log.js';
@@ -45,6 +45,8 @@ export interface RaftDurableState {
 export interface RaftDiskOptions {
   segmentBytesMax?: number;
   logger?: Logger;
+  /** The disk (default the real one, NodeFileSystem; the simulation passes its own). */
+  fs?: FileSystem;
 }
 
 const ZERO_HARD_STATE: HardState = { term: 0, vote: NO_NODE, commit: 0 };
@@ -61,6 +63,7 @@ export class RaftDisk {
   private closed = false;
 
   private constructor(
+    private readonly fs: FileSystem,
     readonly dir: string,
     private readonly log: RaftLog,
     private readonly snapshots: SnapshotStore,
@@ -77,20 +80,21 @@ export class RaftDisk {
   static open(dir: string, opts: RaftDiskOptions = {}): RaftDisk {
     const logger = opts.logger ?? silentLogger;
     const segmentBytesMax = opts.segmentBytesMax ?? RAFT_SEGMENT_BYTES_MAX_DEFAULT;
+    const fs = opts.fs ?? NodeFileSystem;
     assert(Number.isSafeInteger(segmentBytesMax) && segmentBytesMax > 0, `bad segmentBytesMax ${segmentBytesMax}`);
     try {
-      ensureDir(dir);
-      removeTempFiles(dir, logger);
-      const written = readQuorumState(dir);
-      const snapshots = new SnapshotStore(dir, logger);
+      ensureDir(fs, dir);
+      removeTempFiles(fs, dir, logger);
+      const written = readQuorumState(dir, fs);
+      const snapshots = new SnapshotStore(dir, logger, fs);
       const snapshot = snapshots.loadNewest();
       const point = snapshot ? pointOf(snapshot) : { index: 0, term: 0 };
-      const { log, entries } = RaftLog.open(dir, point, { segmentBytesMax, logger });
+      const { log, entries } = RaftLog.open(dir, point, { fs, segmentBytesMax, logger });
       const hardState = repairHardState(written ?? ZERO_HARD_STATE, point, log, logger);
       const loaded: RaftDurableState = snapshot ? { hardState, snapshot, entries } : { hardState, entries };
       logger.info({ dir, ...hardState, snapshotIndex: point.index, entries: entries.length, lastIndex: log.lastIndex() },
         'raft durable state recovered');
-      return new RaftDisk(dir, log, snapshots, loaded, written);
+      return new RaftDisk(fs, dir, log, snapshots, loaded, written);
     } catch (err) {
       throw err instanceof AssertionError ? err : asSluiceError(err, `open ${dir}`);
     }
@@ -143,7 +147,7 @@ export class RaftDisk {
       this.log.sync();
       const pending = this.pendingHardState;
       if (this.writtenHardState && sameHardState(pending, this.writtenHardState)) return;
-      writeQuorumState(this.dir, pending);
+      writeQuorumState(this.dir, pending, this.fs);
       this.writtenHardState = pending;
     });
   }
@@ -207,10 +211,10 @@ function repairHardState(hs: HardState, point: SnapshotPoint, log: RaftLog, logg
   return { term, vote, commit };
 }
 
-function ensureDir(dir: string): void {
+function ensureDir(fs: FileSystem, dir: string): void {
   if (fs.existsSync(dir)) return;
   fs.mkdirSync(dir, { recursive: true });
-  fsyncDir(path.dirname(path.resolve(dir)));
+  fsyncDir(fs, path.dirname(path.resolve(dir)));
 }
 
 function pointOf(snap: Snapshot): SnapshotPoint {

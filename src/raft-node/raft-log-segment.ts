@@ -11,12 +11,12 @@
 //   - A truncation is fsynced before it returns, so a later crash can never
 //     expose stale frames after new ones (which would look like corruption).
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Entry } from '../raft/types.js';
+import type { FileSystem } from '../util/file-system.js';
 import { writeFully } from '../util/fs-util.js';
 import { decodeFrame, findPlausibleFrame } from './entry-codec.js';
 
@@ -47,6 +47,7 @@ export class LogSegment {
   private fd: number | undefined;
 
   private constructor(
+    private readonly fs: FileSystem,
     readonly base: number,
     readonly path: string,
     private readonly positions: number[],
@@ -55,9 +56,9 @@ export class LogSegment {
   ) {}
 
   /** Creates an empty segment file; fails if one with that base exists. */
-  static create(dir: string, base: number): LogSegment {
+  static create(fs: FileSystem, dir: string, base: number): LogSegment {
     const file = path.join(dir, segmentName(base));
-    const segment = new LogSegment(base, file, [], [], 0);
+    const segment = new LogSegment(fs, base, file, [], [], 0);
     segment.fd = fs.openSync(file, 'wx');
     return segment;
   }
@@ -67,7 +68,7 @@ export class LogSegment {
    * segment (nothing valid after it) is a torn write: it is cut off with a
    * warning. Any other damage throws CORRUPT_MESSAGE naming file and offset.
    */
-  static recover(dir: string, base: number, opts: SegmentRecoveryOptions): { segment: LogSegment; entries: Entry[] } {
+  static recover(fs: FileSystem, dir: string, base: number, opts: SegmentRecoveryOptions): { segment: LogSegment; entries: Entry[] } {
     const file = path.join(dir, segmentName(base));
     const buf = fs.readFileSync(file);
     const entries: Entry[] = [];
@@ -79,7 +80,7 @@ export class LogSegment {
       if (result.kind === 'invalid') throw corrupt(file, pos, result.detail);
       if (result.kind === 'damaged') {
         checkTornTail(buf, file, pos, result.detail, { ...opts, nextIndex: base + entries.length, prevTerm });
-        truncateFile(file, pos);
+        truncateFile(fs, file, pos);
         opts.logger.warn({ file, offset: pos, droppedBytes: buf.length - pos, reason: result.detail },
           'truncated a torn write at the tail of the raft log');
         break;
@@ -93,7 +94,7 @@ export class LogSegment {
       prevTerm = entry.term;
       pos += result.frameBytes;
     }
-    const segment = new LogSegment(base, file, positions, entries.map((e) => e.term), pos);
+    const segment = new LogSegment(fs, base, file, positions, entries.map((e) => e.term), pos);
     return { segment, entries };
   }
 
@@ -122,7 +123,7 @@ export class LogSegment {
   append(buf: Buffer, offsets: readonly number[], entries: readonly Entry[]): void {
     assert(entries.length === offsets.length && entries.length > 0, 'one offset per entry');
     assert(entries[0]?.index === this.lastIndex() + 1, 'segment appends are contiguous');
-    writeFully(this.openFd(), buf, 0, buf.length, this.size);
+    writeFully(this.fs, this.openFd(), buf, 0, buf.length, this.size);
     for (let i = 0; i < entries.length; i++) {
       this.positions.push(this.size + (offsets[i] ?? 0));
       this.terms.push(entries[i]?.term ?? 0);
@@ -136,8 +137,8 @@ export class LogSegment {
     const keep = index - this.base;
     const newSize = keep === this.positions.length ? this.size : (this.positions[keep] ?? this.size);
     const fd = this.openFd();
-    fs.ftruncateSync(fd, newSize);
-    fs.fsyncSync(fd);
+    this.fs.ftruncateSync(fd, newSize);
+    this.fs.fsyncSync(fd);
     this.positions.length = keep;
     this.terms.length = keep;
     this.size = newSize;
@@ -145,22 +146,22 @@ export class LogSegment {
 
   /** Flushes written frames to stable storage (data and file length). */
   sync(): void {
-    if (this.fd !== undefined) fs.fdatasyncSync(this.fd);
+    if (this.fd !== undefined) this.fs.fdatasyncSync(this.fd);
   }
 
   closeFd(): void {
     if (this.fd === undefined) return;
-    fs.closeSync(this.fd);
+    this.fs.closeSync(this.fd);
     this.fd = undefined;
   }
 
   remove(): void {
     this.closeFd();
-    fs.unlinkSync(this.path);
+    this.fs.unlinkSync(this.path);
   }
 
   private openFd(): number {
-    this.fd ??= fs.openSync(this.path, 'r+');
+    this.fd ??= this.fs.openSync(this.path, 'r+');
     return this.fd;
   }
 }
@@ -178,7 +179,7 @@ function checkTornTail(
   if (next >= 0) throw corrupt(file, pos, `${detail}; a valid frame follows at byte ${next}, so not a torn write`);
 }
 
-function truncateFile(file: string, size: number): void {
+function truncateFile(fs: FileSystem, file: string, size: number): void {
   const fd = fs.openSync(file, 'r+');
   try {
     fs.ftruncateSync(fd, size);

@@ -14,17 +14,18 @@
 //   - `unsynced` holds every segment written since the last sync(); a
 //     created or deleted file sets `dirDirty` until the directory is fsynced.
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Entry } from '../raft/types.js';
+import type { FileSystem } from '../util/file-system.js';
 import { fsyncDir } from '../util/fs-util.js';
 import { encodeEntries } from './entry-codec.js';
 import { LogSegment, parseSegmentName, segmentName } from './raft-log-segment.js';
 
 export interface RaftLogOptions {
+  readonly fs: FileSystem;
   /** A segment rolls once the next batch would take it past this size (one batch may exceed it). */
   readonly segmentBytesMax: number;
   readonly logger: Logger;
@@ -48,7 +49,7 @@ export class RaftLog {
 
   /** Loads every segment, verifying it, and returns the entries after `snapshot`. */
   static open(dir: string, snapshot: SnapshotPoint, opts: RaftLogOptions): { log: RaftLog; entries: Entry[] } {
-    const bases = listSegmentBases(dir);
+    const bases = listSegmentBases(opts.fs, dir);
     const log = new RaftLog(dir, [], opts);
     // Segments wholly below the snapshot are left over from a compaction a crash interrupted. The
     // segment holding the snapshot's own index stays, so its term can be checked against the snapshot.
@@ -141,7 +142,7 @@ export class RaftLog {
       if (prev && base !== prev.lastIndex() + 1) {
         throw layoutError(this.dir, `segment ${segmentName(base)} does not follow ${segmentName(prev.base)} (ends at ${prev.lastIndex()})`);
       }
-      const loaded = LogSegment.recover(this.dir, base, { isLast: i === bases.length - 1, prevTerm, logger: this.opts.logger });
+      const loaded = LogSegment.recover(this.opts.fs, this.dir, base, { isLast: i === bases.length - 1, prevTerm, logger: this.opts.logger });
       this.segments.push(loaded.segment);
       for (const entry of loaded.entries) entries.push(entry);
       prevTerm = loaded.segment.lastTerm() ?? prevTerm;
@@ -167,14 +168,14 @@ export class RaftLog {
 
   private restartAfter(index: number): void {
     while (this.segments.length > 0) this.removeSegment(this.segments.length - 1);
-    this.segments = [LogSegment.create(this.dir, index + 1)];
+    this.segments = [LogSegment.create(this.opts.fs, this.dir, index + 1)];
     this.dirDirty = true;
   }
 
   private roll(): LogSegment {
     const previous = this.active();
     if (!this.unsynced.has(previous)) previous.closeFd();
-    const next = LogSegment.create(this.dir, this.lastIndex() + 1);
+    const next = LogSegment.create(this.opts.fs, this.dir, this.lastIndex() + 1);
     this.segments.push(next);
     this.dirDirty = true;
     return next;
@@ -189,13 +190,13 @@ export class RaftLog {
   }
 
   private unlinkSegmentFile(base: number): void {
-    fs.unlinkSync(path.join(this.dir, segmentName(base)));
+    this.opts.fs.unlinkSync(path.join(this.dir, segmentName(base)));
     this.dirDirty = true;
   }
 
   private syncDirIfDirty(): void {
     if (!this.dirDirty) return;
-    fsyncDir(this.dir);
+    fsyncDir(this.opts.fs, this.dir);
     this.dirDirty = false;
   }
 
@@ -206,7 +207,7 @@ export class RaftLog {
   }
 }
 
-function listSegmentBases(dir: string): number[] {
+function listSegmentBases(fs: FileSystem, dir: string): number[] {
   const bases: number[] = [];
   for (const name of fs.readdirSync(dir)) {
     const base = parseSegmentName(name);

@@ -16,12 +16,12 @@
 // it; loading never returns a snapshot whose CRC or name check fails; at most
 // SNAPSHOTS_RETAINED_MAX checkpoints are kept (the newest by index, term).
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { assert } from '../util/assert.js';
 import { crc32c } from '../util/crc32c.js';
 import type { Logger } from '../util/logger.js';
 import type { Membership, NodeId, Snapshot } from '../raft/types.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { writeFileAtomic } from '../util/fs-util.js';
 import { readU64, writeU64 } from './entry-codec.js';
 
@@ -88,12 +88,12 @@ export function decodeSnapshot(buf: Buffer, expected: CheckpointFile): Snapshot 
 }
 
 export class SnapshotStore {
-  constructor(private readonly dir: string, private readonly logger: Logger) {}
+  constructor(private readonly dir: string, private readonly logger: Logger, private readonly fs: FileSystem = NodeFileSystem) {}
 
   /** Checkpoint files present, oldest first. */
   list(): CheckpointFile[] {
     const files: CheckpointFile[] = [];
-    for (const name of fs.readdirSync(this.dir)) {
+    for (const name of this.fs.readdirSync(this.dir)) {
       const file = parseCheckpointName(name);
       if (file) files.push(file);
     }
@@ -106,7 +106,7 @@ export class SnapshotStore {
     for (let i = files.length - 1; i >= 0; i--) {
       const file = files[i];
       if (!file) continue;
-      const result = decodeSnapshot(fs.readFileSync(path.join(this.dir, file.name)), file);
+      const result = decodeSnapshot(this.fs.readFileSync(path.join(this.dir, file.name)), file);
       if (typeof result !== 'string') return result;
       this.logger.warn({ file: path.join(this.dir, file.name), reason: result }, 'skipping a corrupt raft snapshot');
     }
@@ -116,10 +116,10 @@ export class SnapshotStore {
   /** Writes `snap` atomically and durably, then deletes all but the newest SNAPSHOTS_RETAINED_MAX. */
   save(snap: Snapshot): void {
     assert(snap.meta.index >= 1, 'a snapshot covers at least one entry');
-    writeFileAtomic(path.join(this.dir, checkpointName(snap.meta.index, snap.meta.term)), [encodeSnapshotHeader(snap), snap.data]);
+    writeFileAtomic(this.fs, path.join(this.dir, checkpointName(snap.meta.index, snap.meta.term)), [encodeSnapshotHeader(snap), snap.data]);
     const files = this.list();
     for (const file of files.slice(0, Math.max(0, files.length - SNAPSHOTS_RETAINED_MAX))) {
-      fs.unlinkSync(path.join(this.dir, file.name));
+      this.fs.unlinkSync(path.join(this.dir, file.name));
     }
   }
 }

@@ -14,7 +14,6 @@
 // numbers, so they read as UNSAFE_PRODUCER_ID: a leader refuses them and the
 // rebuild ignores them (no leader ever accepted one).
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssertionError } from '../util/assert.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
@@ -25,6 +24,7 @@ import {
 import { int64At } from '../storage/batch-scanner.js';
 import { LOG_FILE_SUFFIX, segmentFileName } from '../storage/segment.js';
 import type { PartitionLog } from '../storage/partition-log.js';
+import type { FileSystem } from '../util/file-system.js';
 import { readFully } from '../util/fs-util.js';
 import type { AppendedBatch } from './rules/producer-state.js';
 
@@ -77,10 +77,11 @@ export function scanLogProducerFacts(log: PartitionLog, onBatch: (b: AppendedBat
   for (const seg of log.segmentInfos()) {
     if (seg.nextOffset <= logStart || seg.sizeBytes === 0) continue;
     const file = path.join(log.dir, segmentFileName(seg.baseOffset, LOG_FILE_SUFFIX));
+    const fs = log.fs;
     try {
       const fd = fs.openSync(file, 'r');
       try {
-        scanSegment(fd, seg.sizeBytes, buf, (b) => {
+        scanSegment(fs, fd, seg.sizeBytes, buf, (b) => {
           if (b.baseOffset + b.lastOffsetDelta >= logStart) onBatch(b);
         });
       } finally {
@@ -97,7 +98,7 @@ function shortFile(pos: number, sizeBytes: number, what: string): SluiceError {
   return new SluiceError(Errors.KAFKA_STORAGE_ERROR, `segment bytes at ${pos} of ${sizeBytes} do not hold a batch (${what})`);
 }
 
-function scanSegment(fd: number, sizeBytes: number, buf: Buffer, onBatch: (b: AppendedBatch) => void): void {
+function scanSegment(fs: FileSystem, fd: number, sizeBytes: number, buf: Buffer, onBatch: (b: AppendedBatch) => void): void {
   let bufStart = 0;
   let bufLen = 0;
   let lastBatchBytes = 0;
@@ -105,7 +106,7 @@ function scanSegment(fd: number, sizeBytes: number, buf: Buffer, onBatch: (b: Ap
     if (pos < bufStart || pos + RECORD_BATCH_HEADER_BYTES > bufStart + bufLen) {
       const want = Math.min(lastBatchBytes > buf.length ? HEADER_READ_BYTES : buf.length, sizeBytes - pos);
       bufStart = pos;
-      bufLen = readFully(fd, buf, 0, want, pos);
+      bufLen = readFully(fs, fd, buf, 0, want, pos);
       if (bufLen < RECORD_BATCH_HEADER_BYTES) throw shortFile(pos, sizeBytes, 'file too short');
     }
     const at = pos - bufStart;

@@ -28,7 +28,6 @@
 // PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS; a later batch of theirs that does
 // not start at sequence 0 gets UNKNOWN_PRODUCER_ID.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Clock } from '../util/clock.js';
 import { Errors, SluiceError } from '../util/errors.js';
@@ -75,7 +74,7 @@ export class ProducerStateStore {
     const file = path.join(p.log.dir, PRODUCER_STATE_SNAPSHOT_FILE);
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = p.log.fs.readFileSync(file).toString('utf8');
     } catch {
       return; // none (the usual case), or unreadable: the table is built from the log when needed
     }
@@ -83,7 +82,7 @@ export class ProducerStateStore {
     if (table) this.tables.set(p, table);
     else this.opts.logger.info({ topic: p.topic, partition: p.index }, 'producer state snapshot does not match the log; ignoring it');
     try {
-      fs.unlinkSync(file);
+      p.log.fs.unlinkSync(file);
     } catch (err) {
       this.opts.logger.warn({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'could not delete the producer state snapshot');
     }
@@ -151,7 +150,7 @@ export class ProducerStateStore {
       if (log.isClosed || table.endOffset !== log.logEndOffset) continue;
       const body = { version: SNAPSHOT_VERSION, logEndOffset: log.logEndOffset, epochs: log.epochEntries(), state: table.snapshot() };
       try {
-        writeFileAtomic(path.join(log.dir, PRODUCER_STATE_SNAPSHOT_FILE), JSON.stringify(body));
+        writeFileAtomic(log.fs, path.join(log.dir, PRODUCER_STATE_SNAPSHOT_FILE), JSON.stringify(body));
       } catch (err) {
         this.opts.logger.warn({ topic: p.topic, partition: p.index, err: (err as Error).message }, 'could not write the producer state snapshot');
       }
@@ -170,7 +169,7 @@ export class ProducerStateStore {
 
   private rebuild(p: Partition): ProducerStateTable {
     this.tables.delete(p);
-    const startedMs = performance.now();
+    const startedMs = this.opts.clock.monotonicMs();
     const table = new ProducerStateTable(0);
     let batches = 0;
     scanLogProducerFacts(p.log, (b: AppendedBatch) => {
@@ -180,7 +179,7 @@ export class ProducerStateStore {
     table.skipTo(p.log.logEndOffset);
     table.expire(this.opts.clock.nowMs(), this.opts.expirationMs);
     this.tables.set(p, table);
-    const facts = { topic: p.topic, partition: p.index, batches, producers: table.size, ms: Math.round(performance.now() - startedMs) };
+    const facts = { topic: p.topic, partition: p.index, batches, producers: table.size, ms: Math.round(this.opts.clock.monotonicMs() - startedMs) };
     if (batches > 0) this.opts.logger.info(facts, 'rebuilt producer state from the log');
     else this.opts.logger.debug(facts, 'rebuilt producer state from the log');
     return table;

@@ -14,6 +14,7 @@
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import type { Clock, Scheduler } from '../util/clock.js';
+import type { FileSystem } from '../util/file-system.js';
 import { webSocketFactoryOver, type Transport } from '../net/transport.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { LogConfig, LogManagerConfig } from '../storage/log-config.js';
@@ -141,6 +142,8 @@ export interface BrokerOptions {
   readonly rng: Rng;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
+  /** The disk the partition logs live on. */
+  readonly fs: FileSystem;
   /**
    * The network the client listener listens on and replica fetchers dial
    * through (the simulation's in-memory one); absent, WebSockets.
@@ -187,7 +190,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const log = opts.logger;
   const s = opts.settings;
   const logs = LogManager.open({
-    dataDir: opts.dataDir, logConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
+    dataDir: opts.dataDir, logConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, fs: opts.fs, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
   });
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
   const ref: { lifecycle?: BrokerLifecycle } = {};

@@ -15,11 +15,15 @@
 //     changing the quorum later (membership changes) keeps the identity;
 //   - a live process holding `.lock` keeps others out; a lock left by a dead
 //     process (kill -9) is taken over.
+// Formatting and the identity checks go through an injected FileSystem (the
+// simulation formats its simulated disks); the lock is about processes (pids),
+// so it always uses the real disk, and a simulated node takes none.
 
-import fs from 'node:fs';
+import nodeFs from 'node:fs';
 import path from 'node:path';
 import { Errors, SluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { fsyncDir, writeFileAtomic } from '../util/fs-util.js';
 
 export const META_PROPERTIES = 'meta.properties';
@@ -82,17 +86,20 @@ export function formatMetaProperties(meta: MetaProperties): string {
  * is what this start expects: `explicit` when the operator passed --cluster-id
  * (then it must match), otherwise the derived default for a fresh directory.
  */
-export function prepareDataDir(dataDir: string, nodeId: number, clusterId: { value: string; explicit: boolean }, logger: Logger): PreparedDataDir {
+export function prepareDataDir(
+  dataDir: string, nodeId: number, clusterId: { value: string; explicit: boolean }, logger: Logger, fs: FileSystem = NodeFileSystem,
+): PreparedDataDir {
   try {
     fs.mkdirSync(dataDir, { recursive: true });
-    fs.accessSync(dataDir, fs.constants.W_OK | fs.constants.R_OK);
+    // Permissions are the real disk's business; a simulated one is always usable.
+    if (fs === NodeFileSystem) nodeFs.accessSync(dataDir, nodeFs.constants.W_OK | nodeFs.constants.R_OK);
   } catch (err) {
     throw storageError(`data dir ${dataDir} is not usable: ${ioReason(err)}`);
   }
   const metaFile = path.join(dataDir, META_PROPERTIES);
   const raftDir = path.join(dataDir, METADATA_LOG_DIR);
   if (fs.existsSync(metaFile)) {
-    const meta = parseMetaProperties(fs.readFileSync(metaFile, 'utf8'), metaFile);
+    const meta = parseMetaProperties(fs.readFileSync(metaFile).toString('utf8'), metaFile);
     checkIdentity(meta, dataDir, nodeId, clusterId);
     if (!fs.existsSync(raftDir)) fs.mkdirSync(raftDir);
     return { dataDir, raftDir, meta, formatted: false };
@@ -103,7 +110,7 @@ export function prepareDataDir(dataDir: string, nodeId: number, clusterId: { val
   const meta: MetaProperties = { version: META_VERSION, nodeId, clusterId: clusterId.value };
   try {
     fs.mkdirSync(raftDir);
-    writeFileAtomic(path.join(dataDir, META_PROPERTIES), formatMetaProperties(meta));
+    writeFileAtomic(fs, path.join(dataDir, META_PROPERTIES), formatMetaProperties(meta));
   } catch (err) {
     throw storageError(`cannot format data dir ${dataDir}: ${ioReason(err)}`);
   }
@@ -136,7 +143,7 @@ function pidAlive(pid: number): boolean {
 export function liveLockHolder(dataDir: string): number | undefined {
   let holder: number;
   try {
-    holder = Number(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8').trim());
+    holder = Number(nodeFs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8').trim());
   } catch {
     return undefined;
   }
@@ -148,16 +155,16 @@ export function lockDataDir(dataDir: string, logger: Logger): () => void {
   const lockFile = path.join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
-      fsyncDir(dataDir);
-      return () => fs.rmSync(lockFile, { force: true });
+      nodeFs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      fsyncDir(NodeFileSystem, dataDir);
+      return () => nodeFs.rmSync(lockFile, { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storageError(`cannot lock data dir ${dataDir}: ${ioReason(err)}`);
     }
     const holder = liveLockHolder(dataDir);
     if (holder !== undefined) throw storageError(`data dir ${dataDir} is in use by process ${holder}`);
     logger.warn({ lockFile }, 'taking over a lock left by a process that is gone');
-    fs.rmSync(lockFile, { force: true });
+    nodeFs.rmSync(lockFile, { force: true });
   }
   throw storageError(`cannot lock data dir ${dataDir}: lost a race for ${LOCK_FILE}`);
 }

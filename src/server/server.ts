@@ -30,6 +30,7 @@ import { authorizeControllerCalls } from './access-control.js';
 import { SystemClock, SystemScheduler } from '../util/clock.js';
 import { WsTransport } from '../net/ws-transport.js';
 import type { NodeEnvironment } from './environment.js';
+import { NodeFileSystem } from '../util/file-system.js';
 import { TlsContext } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { authorizerOver, startBroker, type Broker } from './broker.js';
@@ -78,6 +79,7 @@ function composeEnvironment(injected: NodeEnvironmentInput): NodeEnvironment & {
     scheduler: injected.scheduler ?? SystemScheduler,
     rng: injected.rng ?? new SeededRng(seed!),
     transport: injected.transport ?? new WsTransport(),
+    fs: injected.fs ?? NodeFileSystem,
     lockDataDir: injected.lockDataDir ?? lockDataDir,
     seed,
   };
@@ -93,7 +95,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   const { clock, scheduler, rng, seed } = env;
   const log = (injected.logger ?? logger).child({ nodeId: cfg.nodeId });
   const clusterId = cfg.clusterId !== undefined ? { value: cfg.clusterId, explicit: true } : { value: deriveClusterId(cfg.quorum), explicit: false };
-  const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }));
+  const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }), env.fs);
   const unlock = env.lockDataDir(cfg.dataDir, log);
   const voters = cfg.quorum.map((v) => v.id);
   const isVoter = voters.includes(cfg.nodeId);
@@ -111,7 +113,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   const peers = new Map(cfg.quorum.filter((v) => v.id !== cfg.nodeId).map((v) => [v.id, v.url] as const));
   const transport = new RaftTransport({
     nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
-    limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
+    limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }), transport: env.transport, clock, scheduler,
     ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
     ...(tls && cfg.controllerListen.url.startsWith('wss:') ? { tls } : {}),
   });
@@ -122,7 +124,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
     await transport.listen();
     node = RaftNode.start({
       id: cfg.nodeId, voters, raftDir: dir.raftDir, stateMachine: sm, transport,
-      limits: cfg.nodeLimits, rng: rng.fork(), clock, logger: log.child({ component: 'raft-node' }),
+      limits: cfg.nodeLimits, rng: rng.fork(), clock, scheduler, fs: env.fs, logger: log.child({ component: 'raft-node' }),
       endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
   } catch (err) {
@@ -155,6 +157,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
     const c = new QuorumClient({
       endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(),
       logger: log.child({ component: 'quorum-client' }), ...(requestTimeoutMs ? { limits: { requestTimeoutMs } } : {}),
+      transport: env.transport, clock, scheduler,
       ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
       ...(tls ? { tls } : {}),
     });
@@ -176,7 +179,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
     const admin = quorumClient();
     try {
       broker = await startBroker({
-        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(), clock, scheduler,
+        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(), clock, scheduler, fs: env.fs,
         ...(injected.transport ? { transport: env.transport } : {}),
         settings: {
           listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig, logManagerConfig: cfg.broker.logManagerConfig,

@@ -21,6 +21,7 @@ import {
   leaderEpochOf,
   recordCountOf,
 } from '../record/batch-header.js';
+import type { FileSystem } from '../util/file-system.js';
 import { readFully } from '../util/fs-util.js';
 
 export const SCAN_BUFFER_BYTES_DEFAULT = 64 * 1024;
@@ -56,6 +57,7 @@ export class FileBatchScanner {
   problem: string | null = null;
 
   constructor(
+    private readonly fs: FileSystem,
     private readonly fd: number,
     start: number,
     /** Exclusive end of the range to scan (the segment's size). */
@@ -110,7 +112,7 @@ export class FileBatchScanner {
     if (len > this.buf.length) this.buf = Buffer.allocUnsafe(len);
     const want = Math.min(this.buf.length, this.end - pos);
     this.bufStart = pos;
-    this.bufLen = readFully(this.fd, this.buf, 0, want, pos);
+    this.bufLen = readFully(this.fs, this.fd, this.buf, 0, want, pos);
     return this.bufLen >= len;
   }
 }

@@ -9,7 +9,7 @@
 // as no entries; a malformed one is a KAFKA_STORAGE_ERROR — callers decide
 // whether they can rebuild (the epoch cache can, from the log).
 
-import * as fs from 'node:fs';
+import type { FileSystem } from '../util/file-system.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs-util.js';
 
@@ -31,16 +31,16 @@ export interface EpochEntry {
 }
 
 /** Writes `lines` under the version and count header, atomically. */
-export function writeCheckpointFile(file: string, lines: readonly string[]): void {
+export function writeCheckpointFile(fs: FileSystem, file: string, lines: readonly string[]): void {
   const body = [String(CHECKPOINT_VERSION), String(lines.length), ...lines].join('\n') + '\n';
-  writeFileAtomic(file, body);
+  writeFileAtomic(fs, file, body);
 }
 
 /** The entry lines of a checkpoint file, [] if it does not exist; throws on a bad header. */
-export function readCheckpointLines(file: string): string[] {
+export function readCheckpointLines(fs: FileSystem, file: string): string[] {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = fs.readFileSync(file).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
@@ -53,12 +53,12 @@ export function readCheckpointLines(file: string): string[] {
   return lines.slice(2);
 }
 
-export function writeOffsetCheckpoint(file: string, entries: readonly PartitionOffset[]): void {
-  writeCheckpointFile(file, entries.map((e) => `${e.topic} ${e.partition} ${e.offset}`));
+export function writeOffsetCheckpoint(fs: FileSystem, file: string, entries: readonly PartitionOffset[]): void {
+  writeCheckpointFile(fs, file, entries.map((e) => `${e.topic} ${e.partition} ${e.offset}`));
 }
 
-export function readOffsetCheckpoint(file: string): PartitionOffset[] {
-  return readCheckpointLines(file).map((line) => {
+export function readOffsetCheckpoint(fs: FileSystem, file: string): PartitionOffset[] {
+  return readCheckpointLines(fs, file).map((line) => {
     const fields = line.split(' ');
     const partition = parseNonNegativeInt(fields[1]);
     const offset = parseNonNegativeInt(fields[2]);
@@ -67,12 +67,12 @@ export function readOffsetCheckpoint(file: string): PartitionOffset[] {
   });
 }
 
-export function writeEpochCheckpoint(file: string, entries: readonly EpochEntry[]): void {
-  writeCheckpointFile(file, entries.map((e) => `${e.epoch} ${e.startOffset}`));
+export function writeEpochCheckpoint(fs: FileSystem, file: string, entries: readonly EpochEntry[]): void {
+  writeCheckpointFile(fs, file, entries.map((e) => `${e.epoch} ${e.startOffset}`));
 }
 
-export function readEpochCheckpoint(file: string): EpochEntry[] {
-  return readCheckpointLines(file).map((line) => {
+export function readEpochCheckpoint(fs: FileSystem, file: string): EpochEntry[] {
+  return readCheckpointLines(fs, file).map((line) => {
     const fields = line.split(' ');
     const epoch = parseNonNegativeInt(fields[0]);
     const startOffset = parseNonNegativeInt(fields[1]);

@@ -118,7 +118,7 @@ export class CleanJob {
     this.abortReason = reason;
     if (this.cleaned !== null) {
       this.cleaned.release();
-      removeIfExists(this.cleaned.logFile);
+      removeIfExists(this.log.fs, this.cleaned.logFile);
       this.cleaned = null;
     }
   }
@@ -198,7 +198,7 @@ export class CleanJob {
   private cleanStep(): number {
     const [from, to] = this.groups[this.groupIndex]!;
     const seg = this.segments[this.segIndex]!;
-    this.cleaned ??= LogSegment.createCleaned(this.log.dir, this.segments[from]!.baseOffset, this.log.logConfig, CLEANED_FILE_SUFFIX);
+    this.cleaned ??= LogSegment.createCleaned(this.log.fs, this.log.dir, this.segments[from]!.baseOffset, this.log.logConfig, CLEANED_FILE_SUFFIX);
     const chunk = seg.readBatchesFrom(this.position, this.opts.sliceBytes);
     this.stats.bytesRead += chunk.length;
     const written = this.filterChunk(chunk);
@@ -250,7 +250,7 @@ export class CleanJob {
     this.cleaned = null;
     if (this.log.isClosed || this.log.structureVersion !== this.version) {
       cleaned.release();
-      removeIfExists(cleaned.logFile);
+      removeIfExists(this.log.fs, cleaned.logFile);
       this.phase = 'aborted';
       this.abortReason = 'log changed before the swap';
       return;

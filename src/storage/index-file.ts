@@ -11,7 +11,7 @@
 // Invariants: 0 <= persisted <= count; file bytes [0, persisted*entryBytes)
 // equal the in-memory entries [0, persisted).
 
-import * as fs from 'node:fs';
+import type { FileSystem } from '../util/file-system.js';
 import { writeFully, removeIfExists } from '../util/fs-util.js';
 
 const INITIAL_CAPACITY_ENTRIES = 64;
@@ -27,6 +27,7 @@ export abstract class IndexFile {
   private unsynced = false;
 
   protected constructor(
+    protected readonly fs: FileSystem,
     readonly file: string,
     readonly baseOffset: number,
     readonly entryBytes: number,
@@ -64,7 +65,7 @@ export abstract class IndexFile {
   loadFromFile(): string | null {
     let data: Buffer;
     try {
-      data = fs.readFileSync(this.file);
+      data = this.fs.readFileSync(this.file);
     } catch (err) {
       this.truncateEntries(0);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
@@ -84,11 +85,12 @@ export abstract class IndexFile {
   /** Writes the entries not yet in the file (after shrinking it to the persisted prefix). */
   persist(fsync: boolean): void {
     if (!this.dirty && this.onDisk && !(fsync && this.unsynced)) return;
-    const fd = fs.openSync(this.file, fs.constants.O_WRONLY | fs.constants.O_CREAT, 0o644);
+    const fs = this.fs;
+    const fd = fs.openSync(this.file, 'c');
     try {
       fs.ftruncateSync(fd, this.persisted * this.entryBytes);
       const from = this.persisted * this.entryBytes;
-      writeFully(fd, this.buf, from, this.count * this.entryBytes - from, from);
+      writeFully(fs, fd, this.buf, from, this.count * this.entryBytes - from, from);
       if (fsync) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -99,15 +101,14 @@ export abstract class IndexFile {
   }
 
   /** fsync of the file in the background; a file deleted meanwhile is not an error. */
-  fsyncAsync(done: (err: Error | null) => void): void {
-    fs.open(this.file, 'r', (openErr, fd) => {
-      if (openErr) return done((openErr as NodeJS.ErrnoException).code === 'ENOENT' ? null : openErr);
-      fs.fsync(fd, (syncErr) => fs.close(fd, () => done(syncErr)));
+  fsyncAsync(): Promise<void> {
+    return this.fs.fsyncPath(this.file).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     });
   }
 
   deleteFile(): void {
-    removeIfExists(this.file);
+    removeIfExists(this.fs, this.file);
     this.persisted = 0;
     this.onDisk = false;
   }

@@ -15,6 +15,7 @@
 
 import { assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { readEpochCheckpoint, writeEpochCheckpoint, type EpochEntry } from './checkpoint.js';
 
 export const UNDEFINED_EPOCH = -1;
@@ -29,19 +30,19 @@ export class LeaderEpochCache {
   private entries: EpochEntry[];
   private dirty = false;
 
-  /** `file` null keeps the cache in memory only (tests, tools). */
-  constructor(readonly file: string | null, entries: readonly EpochEntry[] = []) {
+  /** `file` null keeps the cache in memory only (tests, tools); a file is written through `fs`. */
+  constructor(readonly file: string | null, entries: readonly EpochEntry[] = [], private readonly fs: FileSystem = NodeFileSystem) {
     this.entries = entries.map((e) => ({ ...e }));
     this.checkInvariant();
   }
 
   /** Loads the checkpoint file; throws KAFKA_STORAGE_ERROR if it is malformed or out of order. */
-  static load(file: string): LeaderEpochCache {
-    const entries = readEpochCheckpoint(file);
+  static load(file: string, fs: FileSystem = NodeFileSystem): LeaderEpochCache {
+    const entries = readEpochCheckpoint(fs, file);
     if (!isOrdered(entries)) {
       throw new SluiceError(Errors.KAFKA_STORAGE_ERROR, `leader epoch checkpoint ${file} is out of order`, { file });
     }
-    return new LeaderEpochCache(file, entries);
+    return new LeaderEpochCache(file, entries, fs);
   }
 
   all(): readonly EpochEntry[] {
@@ -134,7 +135,7 @@ export class LeaderEpochCache {
   checkpoint(force = false): void {
     this.checkInvariant();
     if (this.file === null || (!this.dirty && !force)) return;
-    writeEpochCheckpoint(this.file, this.entries);
+    writeEpochCheckpoint(this.fs, this.file, this.entries);
     this.dirty = false;
   }
 

@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import type { Clock, Scheduler } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { isSluiceError } from '../util/errors.js';
+import type { FileSystem } from '../util/file-system.js';
 import { readOffsetCheckpoint, writeOffsetCheckpoint, type PartitionOffset } from './checkpoint.js';
 import { CleanJob, type CleanResult } from './cleaner-job.js';
 import { cleanableRange, chooseLogToClean, type CleanableRange, type CleanerLogView } from './cleaner-plan.js';
@@ -37,6 +38,7 @@ export interface CleanerLog {
 }
 
 export interface LogCleanerOptions {
+  fs: FileSystem;
   dataDir: string;
   config: Readonly<LogManagerConfig>;
   clock: Clock;
@@ -298,7 +300,7 @@ export class LogCleaner {
 
   private readCheckpoint(): PartitionOffset[] {
     try {
-      return readOffsetCheckpoint(path.join(this.opts.dataDir, CLEANER_OFFSET_CHECKPOINT_FILE));
+      return readOffsetCheckpoint(this.opts.fs, path.join(this.opts.dataDir, CLEANER_OFFSET_CHECKPOINT_FILE));
     } catch (err) {
       if (!isSluiceError(err)) throw err;
       // A lost checkpoint only means the next clean starts from the log start.
@@ -316,6 +318,6 @@ export class LogCleaner {
       if (offset !== undefined && live.has(key)) entries.push({ topic: l.topic, partition: l.partition, offset });
     }
     entries.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
-    writeOffsetCheckpoint(path.join(this.opts.dataDir, CLEANER_OFFSET_CHECKPOINT_FILE), entries);
+    writeOffsetCheckpoint(this.opts.fs, path.join(this.opts.dataDir, CLEANER_OFFSET_CHECKPOINT_FILE), entries);
   }
 }

@@ -30,9 +30,9 @@
 //   the first of them until the partition log has fsynced them in the
 //   background, so opening a log never waits for the disk.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Clock } from '../util/clock.js';
+import type { FileSystem } from '../util/file-system.js';
 import { isSluiceError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { ScannedBatch } from './batch-scanner.js';
@@ -46,6 +46,7 @@ import { recoverInterruptedSwap } from './segment-swap.js';
 export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
 
 export interface LoadParams {
+  fs: FileSystem;
   dir: string;
   config: Readonly<LogConfig>;
   clock: Clock;
@@ -69,14 +70,15 @@ export interface LoadedLog {
 }
 
 export function loadLog(p: LoadParams): LoadedLog {
+  const fs = p.fs;
   fs.mkdirSync(p.dir, { recursive: true });
   const marker = path.join(p.dir, CLEAN_SHUTDOWN_FILE);
   const hadCleanShutdown = fs.existsSync(marker);
-  const swap = recoverInterruptedSwap(p.dir);
+  const swap = recoverInterruptedSwap(fs, p.dir);
   if (swap !== null) p.logger.warn({ dir: p.dir, outcome: swap }, 'recovered an interrupted segment swap of the log cleaner');
   const { cache, rebuild } = loadEpochCache(p);
   const state = { recovered: [] as LogSegment[], truncatedBytes: 0 };
-  const bases = listSegmentBases(p.dir);
+  const bases = listSegmentBases(fs, p.dir);
   const segments = openSegments(p, bases, hadCleanShutdown, cache, rebuild, state);
 
   const logStartOffset = Math.max(p.logStartOffset, segments[0]?.baseOffset ?? 0);
@@ -86,7 +88,7 @@ export function loadLog(p: LoadParams): LoadedLog {
     for (const s of segments) s.deleteFiles();
     segments.length = 0;
     state.recovered.length = 0;
-    segments.push(LogSegment.create(p.dir, logStartOffset, p.config));
+    segments.push(LogSegment.create(fs, p.dir, logStartOffset, p.config));
     logEndOffset = logStartOffset;
     cache.clear();
   }
@@ -117,12 +119,12 @@ export function loadLog(p: LoadParams): LoadedLog {
 }
 
 /** Sorted base offsets of the `.log` files; removes temp files and orphan index files. */
-function listSegmentBases(dir: string): number[] {
+function listSegmentBases(fs: FileSystem, dir: string): number[] {
   const logs = new Set<number>();
   const indexFiles: { name: string; baseOffset: number }[] = [];
   for (const name of fs.readdirSync(dir)) {
     if (name.endsWith('.tmp')) {
-      removeIfExists(path.join(dir, name));
+      removeIfExists(fs, path.join(dir, name));
       continue;
     }
     const parsed = parseSegmentFileName(name);
@@ -130,19 +132,19 @@ function listSegmentBases(dir: string): number[] {
     if (parsed.suffix === LOG_FILE_SUFFIX) logs.add(parsed.baseOffset);
     else indexFiles.push({ name, baseOffset: parsed.baseOffset });
   }
-  for (const f of indexFiles) if (!logs.has(f.baseOffset)) removeIfExists(path.join(dir, f.name));
+  for (const f of indexFiles) if (!logs.has(f.baseOffset)) removeIfExists(fs, path.join(dir, f.name));
   return [...logs].sort((a, b) => a - b);
 }
 
 function loadEpochCache(p: LoadParams): { cache: LeaderEpochCache; rebuild: boolean } {
   const file = path.join(p.dir, LEADER_EPOCH_CHECKPOINT_FILE);
-  if (!fs.existsSync(file)) return { cache: new LeaderEpochCache(file), rebuild: true };
+  if (!p.fs.existsSync(file)) return { cache: new LeaderEpochCache(file, [], p.fs), rebuild: true };
   try {
-    return { cache: LeaderEpochCache.load(file), rebuild: false };
+    return { cache: LeaderEpochCache.load(file, p.fs), rebuild: false };
   } catch (err) {
     if (!isSluiceError(err)) throw err;
     p.logger.warn({ err: err.message }, 'leader epoch checkpoint unreadable; rebuilding it from the log');
-    return { cache: new LeaderEpochCache(file), rebuild: true };
+    return { cache: new LeaderEpochCache(file, [], p.fs), rebuild: true };
   }
 }
 
@@ -165,10 +167,10 @@ function openSegments(
     const prev = segments[segments.length - 1];
     if (prev !== undefined && base < prev.nextOffset) {
       p.logger.warn({ segment: base, previousEnd: prev.nextOffset }, 'segment starts before its predecessor ends; deleting it and later segments');
-      deleteSegmentFiles(p.dir, bases.slice(i));
+      deleteSegmentFiles(p.fs, p.dir, bases.slice(i));
       break;
     }
-    const { segment, indexProblem } = LogSegment.open(p.dir, base, p.config);
+    const { segment, indexProblem } = LogSegment.open(p.fs, p.dir, base, p.config);
     const why = base >= recoverFrom ? 'past the recovery point' : indexProblem ?? segment.loadTail();
     if (why === null) {
       if (rebuildCache) segment.forEachBatch(assignEpoch);
@@ -180,7 +182,7 @@ function openSegments(
         state.truncatedBytes += r.truncatedBytes;
         segment.initRollBase(p.clock.nowMs());
         segments.push(segment);
-        deleteSegmentFiles(p.dir, bases.slice(i + 1));
+        deleteSegmentFiles(p.fs, p.dir, bases.slice(i + 1));
         break;
       }
     }
@@ -190,8 +192,8 @@ function openSegments(
   return segments;
 }
 
-function deleteSegmentFiles(dir: string, bases: readonly number[]): void {
+function deleteSegmentFiles(fs: FileSystem, dir: string, bases: readonly number[]): void {
   for (const base of bases) {
-    for (const suffix of SEGMENT_FILE_SUFFIXES) removeIfExists(path.join(dir, segmentFileName(base, suffix)));
+    for (const suffix of SEGMENT_FILE_SUFFIXES) removeIfExists(fs, path.join(dir, segmentFileName(base, suffix)));
   }
 }

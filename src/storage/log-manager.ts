@@ -21,9 +21,9 @@
 // means full recovery, a high watermark re-learned from replication, and a log
 // start at the first segment.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../util/clock.js';
+import type { Clock, Scheduler } from '../util/clock.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import {
@@ -45,7 +45,7 @@ export const METADATA_TOPIC = '__cluster_metadata';
 const TOPIC_NAME_PATTERN = /^[a-zA-Z0-9._-]{1,249}$/;
 const PARTITION_PATTERN = /^\d{1,9}$/;
 const DELETE_DIR_SUFFIX = '-delete';
-/** setInterval cannot wait longer than this; longer intervals mean "never". */
+/** Intervals longer than a timer can wait (Node's limit) mean "never". */
 const TIMER_DELAY_MAX_MS = 2 ** 31 - 1;
 
 export interface TopicPartition {
@@ -80,9 +80,12 @@ export interface LogManagerOptions {
   topicConfig?: (topic: string) => Partial<LogConfig>;
   /** Which topics' directories this manager owns; default: all but the metadata log. */
   isManagedTopic?: (topic: string) => boolean;
-  clock?: Clock;
-  /** Timers of the log cleaner; default real timers. */
-  scheduler?: Scheduler;
+  /** Time for retention, flush.ms and segment.ms. */
+  clock: Clock;
+  /** Timers: retention, flush and checkpoint intervals, and the log cleaner. */
+  scheduler: Scheduler;
+  /** The disk (default the real one, NodeFileSystem; the simulation passes its own). */
+  fs?: FileSystem;
   logger?: Logger;
   /** Tests: called between the steps of every cleaner swap (segment-swap.ts). */
   cleanerSwapHook?: SwapHook;
@@ -101,10 +104,13 @@ export class LogManager {
   /** The newest bytes of every log, within one budget (tail-cache.ts). */
   private readonly tailCache: TailCache | undefined;
   private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
+  private readonly fs: FileSystem;
   private readonly logger: Logger;
   private readonly isManagedTopic: (topic: string) => boolean;
   private readonly topicConfig: (topic: string) => Partial<LogConfig>;
-  private timers: ReturnType<typeof setInterval>[] = [];
+  /** Cancels the pending run of each periodic task (empty when stopped). */
+  private timers: (() => void)[] = [];
   private deletions = 0;
   private checkpointScheduled: Promise<void> | undefined;
   private closed = false;
@@ -116,15 +122,18 @@ export class LogManager {
     this.brokerConfig = opts.logConfig ?? {};
     this.managerConfig = { ...DEFAULT_LOG_MANAGER_CONFIG, ...opts.managerConfig };
     this.tailCache = this.managerConfig.tailCacheBytes > 0 ? new TailCache(this.managerConfig.tailCacheBytes) : undefined;
-    this.clock = opts.clock ?? SystemClock;
+    this.clock = opts.clock;
+    this.scheduler = opts.scheduler;
+    this.fs = opts.fs ?? NodeFileSystem;
     this.logger = (opts.logger ?? silentLogger).child({ component: 'log-manager' });
     this.isManagedTopic = opts.isManagedTopic ?? ((topic) => topic !== METADATA_TOPIC);
     this.topicConfig = opts.topicConfig ?? (() => ({}));
     this.cleaner = this.managerConfig.cleanerEnable === 0 ? null : new LogCleaner({
+      fs: this.fs,
       dataDir: this.dataDir,
       config: this.managerConfig,
       clock: this.clock,
-      scheduler: opts.scheduler ?? SystemScheduler,
+      scheduler: this.scheduler,
       logger: this.logger.child({ component: 'log-cleaner' }),
       logs: () => this.logs.values(),
       ...(opts.cleanerSwapHook ? { swapHook: opts.cleanerSwapHook } : {}),
@@ -145,19 +154,23 @@ export class LogManager {
   }
 
   private loadLogs(): void {
+    const fs = this.fs;
     fs.mkdirSync(this.dataDir, { recursive: true });
     const recoveryPoints = this.readCheckpoint(RECOVERY_POINT_CHECKPOINT_FILE);
     const startOffsets = this.readCheckpoint(LOG_START_OFFSET_CHECKPOINT_FILE);
     const highWatermarks = this.readCheckpoint(REPLICATION_OFFSET_CHECKPOINT_FILE);
-    for (const entry of fs.readdirSync(this.dataDir, { withFileTypes: true })) {
-      if (!entry.isDirectory()) continue;
-      if (entry.name.endsWith(DELETE_DIR_SUFFIX)) {
-        fs.rmSync(path.join(this.dataDir, entry.name), { recursive: true, force: true });
+    for (const name of fs.readdirSync(this.dataDir).sort()) {
+      // Names that are neither a partition nor a deletion are never stat'ed (a data dir holds many logs).
+      const tp = parsePartitionDirName(name);
+      const doomed = name.endsWith(DELETE_DIR_SUFFIX);
+      if (!doomed && (tp === null || !this.isManagedTopic(tp.topic))) continue;
+      if (!fs.statSync(path.join(this.dataDir, name)).isDirectory) continue;
+      if (doomed) {
+        fs.rmSync(path.join(this.dataDir, name), { recursive: true, force: true });
         continue;
       }
-      const tp = parsePartitionDirName(entry.name);
-      if (tp === null || !this.isManagedTopic(tp.topic)) continue;
-      const key = entry.name;
+      if (tp === null) continue;
+      const key = name;
       this.openLog(tp, {
         recoveryPoint: recoveryPoints.get(key) ?? 0,
         logStartOffset: startOffsets.get(key) ?? 0,
@@ -169,7 +182,7 @@ export class LogManager {
 
   private readCheckpoint(file: string): Map<string, number> {
     try {
-      const entries = readOffsetCheckpoint(path.join(this.dataDir, file));
+      const entries = readOffsetCheckpoint(this.fs, path.join(this.dataDir, file));
       return new Map(entries.map((e) => [partitionDirName(e.topic, e.partition), e.offset]));
     } catch (err) {
       if (!isSluiceError(err)) throw err;
@@ -184,6 +197,7 @@ export class LogManager {
       dir: path.join(this.dataDir, name),
       config: this.configFor(tp.topic),
       clock: this.clock,
+      fs: this.fs,
       logger: this.logger.child({ topic: tp.topic, partition: tp.partition }),
       ...offsets,
       newDirectory,
@@ -237,9 +251,9 @@ export class LogManager {
     managed.log.closeForDelete();
     this.logs.delete(name);
     const doomed = path.join(this.dataDir, `${name}.${this.clock.nowMs()}.${this.deletions++}${DELETE_DIR_SUFFIX}`);
-    fs.renameSync(path.join(this.dataDir, name), doomed);
-    fsyncDir(this.dataDir);
-    fs.rmSync(doomed, { recursive: true, force: true });
+    this.fs.renameSync(path.join(this.dataDir, name), doomed);
+    fsyncDir(this.fs, this.dataDir);
+    this.fs.rmSync(doomed, { recursive: true, force: true });
     this.checkpointSoon();
     return true;
   }
@@ -249,7 +263,7 @@ export class LogManager {
    * topic's thousands of logs then costs one rewrite, not one per log.
    */
   private checkpointSoon(): void {
-    this.checkpointScheduled ??= new Promise<void>((resolve) => setImmediate(() => {
+    this.checkpointScheduled ??= new Promise<void>((resolve) => this.scheduler.schedule(0, () => {
       this.checkpointScheduled = undefined;
       try {
         if (!this.closed) this.checkpointAll();
@@ -314,7 +328,7 @@ export class LogManager {
     const entries: PartitionOffset[] = [...this.logs.values()]
       .map((m) => ({ topic: m.topic, partition: m.partition, offset: offsetOf(m.log) }))
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
-    writeOffsetCheckpoint(path.join(this.dataDir, file), entries);
+    writeOffsetCheckpoint(this.fs, path.join(this.dataDir, file), entries);
   }
 
   /** Starts the timers for retention, flush.ms checks and the checkpoints. */
@@ -332,19 +346,21 @@ export class LogManager {
 
   private every(intervalMs: number, what: string, task: () => unknown): void {
     if (intervalMs >= NEVER || intervalMs > TIMER_DELAY_MAX_MS) return;
-    const timer = setInterval(() => {
+    // One slot per task: it holds the cancel of the next run, re-armed after each run (an interval on the Scheduler).
+    const slot = this.timers.length;
+    const run = (): void => {
       try {
         task();
       } catch (err) {
         this.logger.error({ task: what, err: String(err) }, 'log manager task failed');
       }
-    }, intervalMs);
-    timer.unref();
-    this.timers.push(timer);
+      if (this.timers.length > slot) this.timers[slot] = this.scheduler.schedule(intervalMs, run);
+    };
+    this.timers.push(this.scheduler.schedule(intervalMs, run));
   }
 
   stop(): void {
-    for (const t of this.timers) clearInterval(t);
+    for (const cancel of this.timers) cancel();
     this.timers = [];
     this.cleaner?.stop();
   }

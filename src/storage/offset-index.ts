@@ -10,6 +10,7 @@
 // (Kafka keys its entries by a batch's last offset; the base offset works the
 // same for lookups and makes truncation at a batch boundary exact.)
 
+import type { FileSystem } from '../util/file-system.js';
 import { AssertionError } from '../util/assert.js';
 import { IndexFile } from './index-file.js';
 
@@ -22,8 +23,8 @@ export interface OffsetPosition {
 }
 
 export class OffsetIndex extends IndexFile {
-  constructor(file: string, baseOffset: number, maxIndexBytes: number) {
-    super(file, baseOffset, OFFSET_INDEX_ENTRY_BYTES, Math.floor(maxIndexBytes / OFFSET_INDEX_ENTRY_BYTES));
+  constructor(fs: FileSystem, file: string, baseOffset: number, maxIndexBytes: number) {
+    super(fs, file, baseOffset, OFFSET_INDEX_ENTRY_BYTES, Math.floor(maxIndexBytes / OFFSET_INDEX_ENTRY_BYTES));
   }
 
   private relAt = (i: number): number => this.buf.readInt32BE(i * OFFSET_INDEX_ENTRY_BYTES);

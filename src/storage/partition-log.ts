@@ -30,7 +30,6 @@
 // before any byte is written, and a failed write leaves the segment's size
 // unchanged (the stray bytes past it are never read).
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssertionError, assert } from '../util/assert.js';
 import { SystemClock, type Clock } from '../util/clock.js';
@@ -38,6 +37,7 @@ import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { lastOffsetDeltaOf, lastOffsetOf, stampBatch } from '../record/batch-header.js';
 import { validateAppend, type IncomingBatch } from './append-validation.js';
+import { NodeFileSystem, type FileSystem } from '../util/file-system.js';
 import { fsyncDir, fsyncDirAsync } from '../util/fs-util.js';
 import type { EpochEntry } from './checkpoint.js';
 import { type EpochEndOffset, type LeaderEpochCache } from './leader-epoch-cache.js';
@@ -56,6 +56,8 @@ export interface PartitionLogOptions {
   /** Overrides of DEFAULT_LOG_CONFIG. */
   config?: Partial<LogConfig>;
   clock?: Clock;
+  /** The disk (default the real one, NodeFileSystem; the simulation passes its own). */
+  fs?: FileSystem;
   logger?: Logger;
   /** From recovery-point-offset-checkpoint; 0 (recover everything) if unknown. */
   recoveryPoint?: number;
@@ -141,6 +143,8 @@ export class PartitionLog {
   private tailSegment: LogSegment | null = null;
 
   private constructor(
+    /** The disk every file of this log lives on (producer-state snapshots use it too). */
+    readonly fs: FileSystem,
     readonly dir: string,
     config: LogConfig,
     private readonly clock: Clock,
@@ -171,7 +175,9 @@ export class PartitionLog {
     const config = validateLogConfig({ ...DEFAULT_LOG_CONFIG, ...opts.config });
     const clock = opts.clock ?? SystemClock;
     const logger = opts.logger ?? silentLogger;
+    const fs = opts.fs ?? NodeFileSystem;
     const loaded = loadLog({
+      fs,
       dir: opts.dir,
       config,
       clock,
@@ -182,7 +188,7 @@ export class PartitionLog {
     if (loaded.unflushed.length > 0) {
       logger.info({ dir: opts.dir, recoveredSegments: loaded.unflushed.length, truncatedBytes: loaded.truncatedBytes }, 'recovered log');
     }
-    return new PartitionLog(opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0, opts.newDirectory === true, opts.tailCache ?? null);
+    return new PartitionLog(fs, opts.dir, config, clock, logger, loaded, opts.highWatermark ?? 0, opts.newDirectory === true, opts.tailCache ?? null);
   }
 
   get logStartOffset(): number {
@@ -244,7 +250,7 @@ export class PartitionLog {
     this.beforeChange();
     this._structureVersion++;
     try {
-      swapSegments(this.dir, old, cleaned, hook);
+      swapSegments(this.fs, this.dir, old, cleaned, hook);
     } catch (err) {
       throw storageError(err, `segment swap in ${this.dir}`);
     }
@@ -403,7 +409,7 @@ export class PartitionLog {
     if (old.isEmpty) return;
     old.sealTimeIndex();
     old.persistIndexes();
-    this.segments.push(LogSegment.create(this.dir, this._logEndOffset, this.config));
+    this.segments.push(LogSegment.create(this.fs, this.dir, this._logEndOffset, this.config));
     this.dirEntriesDirty = true;
     this.scheduleBackgroundFlush(old, this._logEndOffset);
   }
@@ -412,7 +418,7 @@ export class PartitionLog {
     const generation = this.truncations;
     this.flushChain = this.flushChain
       .then(() => segment.flushAsync())
-      .then(() => new Promise<void>((resolve, reject) => fsyncDirAsync(this.dir, (err) => (err ? reject(err) : resolve()))))
+      .then(() => fsyncDirAsync(this.fs, this.dir))
       .then(() => {
         if (!this.closed && generation === this.truncations && upTo > this._recoveryPoint) {
           this._recoveryPoint = Math.min(upTo, this._logEndOffset);
@@ -454,11 +460,11 @@ export class PartitionLog {
         } else if (s.nextOffset > this._recoveryPoint) s.flush();
       }
       if (this.dirEntriesDirty) {
-        fsyncDir(this.dir);
+        fsyncDir(this.fs, this.dir);
         this.dirEntriesDirty = false;
       }
       if (this.parentEntryDirty) {
-        fsyncDir(path.dirname(this.dir));
+        fsyncDir(this.fs, path.dirname(this.dir));
         this.parentEntryDirty = false;
       }
     } catch (err) {
@@ -633,8 +639,8 @@ export class PartitionLog {
     this._structureVersion++;
     this.dropTail();
     for (const s of this.segments) s.deleteFiles();
-    this.segments = [LogSegment.create(this.dir, offset, this.config)];
-    fsyncDir(this.dir);
+    this.segments = [LogSegment.create(this.fs, this.dir, offset, this.config)];
+    fsyncDir(this.fs, this.dir);
     this.dirEntriesDirty = false;
     this.markerRemovalUnsynced = false;
     this._logEndOffset = offset;
@@ -735,7 +741,7 @@ export class PartitionLog {
     for (const s of this.segments) s.close();
     // No fsync: everything it vouches for was fsynced just above, and a marker
     // lost in a crash only costs a re-validation at the next start.
-    fs.writeFileSync(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
+    this.fs.writeFileSync(path.join(this.dir, CLEAN_SHUTDOWN_FILE), '');
     this.closed = true;
   }
 
@@ -754,7 +760,7 @@ export class PartitionLog {
   /** Makes the removal of the clean-shutdown marker durable before the first change to the log's bytes. */
   private beforeChange(): void {
     if (!this.markerRemovalUnsynced) return;
-    fsyncDir(this.dir);
+    fsyncDir(this.fs, this.dir);
     this.markerRemovalUnsynced = false;
   }
 

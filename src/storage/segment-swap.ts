@@ -24,9 +24,9 @@
 // At most one swap per log runs at a time (the cleaner cleans a log in one
 // job), so these cases never mix two swaps.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { assert } from '../util/assert.js';
+import type { FileSystem } from '../util/file-system.js';
 import { fsyncDir, removeIfExists } from '../util/fs-util.js';
 import type { LogSegment } from './segment.js';
 
@@ -46,7 +46,7 @@ function oldFilesOf(seg: LogSegment): string[] {
 }
 
 /** Runs the five steps. `cleaned` holds `<base>.log.cleaned`; afterwards it is the live `<base>.log`. The caller releases `old`. */
-export function swapSegments(dir: string, old: readonly LogSegment[], cleaned: LogSegment, hook: SwapHook = () => {}): void {
+export function swapSegments(fs: FileSystem, dir: string, old: readonly LogSegment[], cleaned: LogSegment, hook: SwapHook = () => {}): void {
   assert(cleaned.logFile.endsWith(CLEANED_FILE_SUFFIX), 'swapSegments: the new segment must be a .cleaned one');
   cleaned.flushData();
   hook('cleaned-flushed');
@@ -57,19 +57,19 @@ export function swapSegments(dir: string, old: readonly LogSegment[], cleaned: L
       fs.renameSync(f, f + DELETED_FILE_SUFFIX);
       renamed.push(f + DELETED_FILE_SUFFIX);
     }
-    fsyncDir(dir);
+    fsyncDir(fs, dir);
     hook('old-renamed', i);
   });
   cleaned.renameLogFile(SWAP_FILE_SUFFIX);
-  fsyncDir(dir);
+  fsyncDir(fs, dir);
   hook('swap-renamed');
   cleaned.renameLogFile('');
-  fsyncDir(dir);
+  fsyncDir(fs, dir);
   hook('log-renamed');
   // The old segments keep their descriptors (unlinked files stay readable):
   // the caller releases them once they are out of its segment list, so a
   // failure anywhere in here leaves it a log whose every segment still reads.
-  for (const f of renamed) removeIfExists(f);
+  for (const f of renamed) removeIfExists(fs, f);
   hook('deleted-removed');
   cleaned.persistIndexes();
 }
@@ -78,7 +78,7 @@ export function swapSegments(dir: string, old: readonly LogSegment[], cleaned: L
 export type SwapRecovery = 'rolled-back' | 'completed' | 'cleaned-up' | null;
 
 /** Finishes or undoes an interrupted swap in `dir` (rules in the header). */
-export function recoverInterruptedSwap(dir: string): SwapRecovery {
+export function recoverInterruptedSwap(fs: FileSystem, dir: string): SwapRecovery {
   const names = fs.readdirSync(dir);
   const cleaned = names.filter((n) => n.endsWith(CLEANED_FILE_SUFFIX));
   const swaps = names.filter((n) => n.endsWith(SWAP_FILE_SUFFIX));
@@ -86,20 +86,20 @@ export function recoverInterruptedSwap(dir: string): SwapRecovery {
   if (cleaned.length === 0 && swaps.length === 0 && deleted.length === 0) return null;
   let outcome: SwapRecovery;
   if (cleaned.length > 0) {
-    for (const n of cleaned) removeIfExists(path.join(dir, n));
+    for (const n of cleaned) removeIfExists(fs, path.join(dir, n));
     // A `.swap` beside a `.cleaned` cannot come from one swap; it would be a
     // later step of a swap that never began, so it goes too.
-    for (const n of swaps) removeIfExists(path.join(dir, n));
+    for (const n of swaps) removeIfExists(fs, path.join(dir, n));
     for (const n of deleted) fs.renameSync(path.join(dir, n), path.join(dir, n.slice(0, -DELETED_FILE_SUFFIX.length)));
     outcome = 'rolled-back';
   } else if (swaps.length > 0) {
-    for (const n of deleted) removeIfExists(path.join(dir, n));
+    for (const n of deleted) removeIfExists(fs, path.join(dir, n));
     for (const n of swaps) fs.renameSync(path.join(dir, n), path.join(dir, n.slice(0, -SWAP_FILE_SUFFIX.length)));
     outcome = 'completed';
   } else {
-    for (const n of deleted) removeIfExists(path.join(dir, n));
+    for (const n of deleted) removeIfExists(fs, path.join(dir, n));
     outcome = 'cleaned-up';
   }
-  fsyncDir(dir);
+  fsyncDir(fs, dir);
   return outcome;
 }

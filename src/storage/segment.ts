@@ -20,11 +20,11 @@
 // - maxTimestamp / offsetOfMaxTimestamp: the largest batch max timestamp and
 //   the base offset of the first batch that reached it (NO_TIMESTAMP if none).
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AssertionError, assert } from '../util/assert.js';
 import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
 import { FileBatchScanner, type ScannedBatch } from './batch-scanner.js';
+import type { FileSystem } from '../util/file-system.js';
 import { readFully, removeIfExists, writeFully } from '../util/fs-util.js';
 import type { LogConfig } from './log-config.js';
 import { OffsetIndex } from './offset-index.js';
@@ -121,6 +121,7 @@ export class LogSegment {
   private fdClosed = false;
 
   private constructor(
+    private readonly fs: FileSystem,
     readonly dir: string,
     readonly baseOffset: number,
     private readonly indexIntervalBytes: number,
@@ -129,8 +130,8 @@ export class LogSegment {
     sizeBytes: number,
   ) {
     this._logFile = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX));
-    this.offsetIndex = new OffsetIndex(path.join(dir, segmentFileName(baseOffset, INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
-    this.timeIndex = new TimeIndex(path.join(dir, segmentFileName(baseOffset, TIME_INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
+    this.offsetIndex = new OffsetIndex(fs, path.join(dir, segmentFileName(baseOffset, INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
+    this.timeIndex = new TimeIndex(fs, path.join(dir, segmentFileName(baseOffset, TIME_INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
     this.fd = fd;
     this._sizeBytes = sizeBytes;
     this._nextOffset = baseOffset;
@@ -148,10 +149,10 @@ export class LogSegment {
    * in memory until it is swapped in, because the index files of that name
    * still belong to the segment it replaces.
    */
-  static createCleaned(dir: string, baseOffset: number, config: Readonly<LogConfig>, suffix: string): LogSegment {
+  static createCleaned(fs: FileSystem, dir: string, baseOffset: number, config: Readonly<LogConfig>, suffix: string): LogSegment {
     const file = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX) + suffix);
     const fd = fs.openSync(file, 'w+');
-    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
+    const seg = new LogSegment(fs, dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
     seg._logFile = file;
     return seg;
   }
@@ -159,7 +160,7 @@ export class LogSegment {
   /** Renames the log file to `<base>.log<suffix>` ('' for the live name); the descriptor stays valid. */
   renameLogFile(suffix: string): void {
     const to = path.join(this.dir, segmentFileName(this.baseOffset, LOG_FILE_SUFFIX) + suffix);
-    fs.renameSync(this._logFile, to);
+    this.fs.renameSync(this._logFile, to);
     this._logFile = to;
   }
 
@@ -195,13 +196,13 @@ export class LogSegment {
   }
 
   /** A new, empty segment; existing files of the same name are replaced. */
-  static create(dir: string, baseOffset: number, config: Readonly<LogConfig>): LogSegment {
+  static create(fs: FileSystem, dir: string, baseOffset: number, config: Readonly<LogConfig>): LogSegment {
     const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'w+');
     // The index files appear with their first persist (a roll, a flush, a
     // close): an empty segment needs none, and a missing index is rebuilt
     // from the log on recovery. Creating thousands of replicas is then one
     // file each, not three.
-    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
+    const seg = new LogSegment(fs, dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, 0);
     seg.unsynced = false;
     return seg;
   }
@@ -211,10 +212,10 @@ export class LogSegment {
    * loader) must then either loadTail() or recover() before using it.
    * `indexProblem` is non-null when an index file is missing or malformed.
    */
-  static open(dir: string, baseOffset: number, config: Readonly<LogConfig>): { segment: LogSegment; indexProblem: string | null } {
+  static open(fs: FileSystem, dir: string, baseOffset: number, config: Readonly<LogConfig>): { segment: LogSegment; indexProblem: string | null } {
     const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'r+');
     const size = fs.fstatSync(fd).size;
-    const seg = new LogSegment(dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, size);
+    const seg = new LogSegment(fs, dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, size);
     const loaded = [seg.offsetIndex.loadFromFile(), seg.timeIndex.loadFromFile()];
     // An empty segment's index files are written only once they hold entries
     // (IndexFile.persist): for one, a missing index is what is expected.
@@ -258,7 +259,7 @@ export class LogSegment {
       'append: batches must start at or after the segment end and fit int32 relative offsets');
     const position = this._sizeBytes;
     this.unsynced = true;
-    writeFully(this.fd, buf, start, end - start, position);
+    writeFully(this.fs, this.fd, buf, start, end - start, position);
     for (const b of batches) {
       const at = position + b.offsetInBuffer - start;
       this.indexBatch(at, b);
@@ -288,7 +289,7 @@ export class LogSegment {
     const cached = this.recentBatchFor(offset);
     if (cached !== null) return cached;
     const from = this.offsetIndex.lookup(offset);
-    const scanner = new FileBatchScanner(this.fd, from.position, this._sizeBytes, false, LOOKUP_SCRATCH);
+    const scanner = new FileBatchScanner(this.fs, this.fd, from.position, this._sizeBytes, false, LOOKUP_SCRATCH);
     for (let b = scanner.next(); b !== null; b = scanner.next()) {
       if (b.lastOffset >= offset) return b;
     }
@@ -324,7 +325,7 @@ export class LogSegment {
 
   private readFile(position: number, len: number): Buffer {
     const buf = Buffer.allocUnsafe(len);
-    const n = readFully(this.fd, buf, 0, len, position);
+    const n = readFully(this.fs, this.fd, buf, 0, len, position);
     if (n !== len) throw new AssertionError(`segment ${this.baseOffset}: short read ${n} of ${len} at ${position}`);
     return buf;
   }
@@ -334,7 +335,7 @@ export class LogSegment {
     if (this._maxTimestamp < timestamp) return null;
     const fromTime = this.timeIndex.lookup(timestamp);
     const from = this.offsetIndex.lookup(Math.max(fromTime.offset, startingOffset));
-    const scanner = new FileBatchScanner(this.fd, from.position, this._sizeBytes, false, LOOKUP_SCRATCH);
+    const scanner = new FileBatchScanner(this.fs, this.fd, from.position, this._sizeBytes, false, LOOKUP_SCRATCH);
     for (let b = scanner.next(); b !== null; b = scanner.next()) {
       if (b.maxTimestamp >= timestamp && b.lastOffset >= startingOffset) return b;
     }
@@ -343,7 +344,7 @@ export class LogSegment {
 
   /** Every batch's header facts, in order (a trusted segment: header-only scan). */
   forEachBatch(onBatch: (b: ScannedBatch) => void): void {
-    const scanner = new FileBatchScanner(this.fd, 0, this._sizeBytes, false);
+    const scanner = new FileBatchScanner(this.fs, this.fd, 0, this._sizeBytes, false);
     for (let b = scanner.next(); b !== null; b = scanner.next()) onBatch(b);
     assert(scanner.problem === null, `segment ${this.baseOffset}: ${scanner.problem}`);
   }
@@ -374,7 +375,7 @@ export class LogSegment {
     this.recent = [];
     const removed = this._sizeBytes - hit.position;
     this.unsynced = true;
-    fs.ftruncateSync(this.fd, hit.position);
+    this.fs.ftruncateSync(this.fd, hit.position);
     this._sizeBytes = hit.position;
     this.offsetIndex.truncateTo(hit.baseOffset);
     this.timeIndex.truncateTo(hit.baseOffset);
@@ -396,7 +397,7 @@ export class LogSegment {
     this._maxTimestamp = lastTime?.timestamp ?? NO_TIMESTAMP;
     this._offsetOfMaxTimestamp = lastTime?.offset ?? this.baseOffset;
     this._nextOffset = last.offset;
-    const scanner = new FileBatchScanner(this.fd, last.position, this._sizeBytes, false);
+    const scanner = new FileBatchScanner(this.fs, this.fd, last.position, this._sizeBytes, false);
     for (let b = scanner.next(); b !== null; b = scanner.next()) {
       if (b.baseOffset < this._nextOffset) {
         return `segment ${this.baseOffset}: batch at ${b.position} has base offset ${b.baseOffset}, expected at least ${this._nextOffset}`;
@@ -415,7 +416,7 @@ export class LogSegment {
 
   /** After a reopen, segment.ms counts from the first batch's timestamp (Kafka's rule), else from now. */
   initRollBase(nowMs: number): void {
-    const first = new FileBatchScanner(this.fd, 0, this._sizeBytes, false, RECORD_BATCH_HEADER_BYTES).next();
+    const first = new FileBatchScanner(this.fs, this.fd, 0, this._sizeBytes, false, RECORD_BATCH_HEADER_BYTES).next();
     this.rollBaseMs = first === null ? null : first.maxTimestamp >= 0 ? first.maxTimestamp : nowMs;
   }
 
@@ -432,7 +433,7 @@ export class LogSegment {
     this._offsetOfMaxTimestamp = this.baseOffset;
     this._nextOffset = this.baseOffset;
     this.bytesSinceLastIndexEntry = 0;
-    const scanner = new FileBatchScanner(this.fd, 0, this._sizeBytes, true, RECOVERY_SCAN_BUFFER_BYTES);
+    const scanner = new FileBatchScanner(this.fs, this.fd, 0, this._sizeBytes, true, RECOVERY_SCAN_BUFFER_BYTES);
     let validEnd = 0;
     let maxEpoch = -1;
     let problem: string | null = null;
@@ -455,7 +456,7 @@ export class LogSegment {
     const truncatedBytes = this._sizeBytes - validEnd;
     if (truncatedBytes > 0) {
       this.unsynced = true;
-      fs.ftruncateSync(this.fd, validEnd);
+      this.fs.ftruncateSync(this.fd, validEnd);
       this._sizeBytes = validEnd;
     }
     return { truncatedBytes, problem: problem === null ? null : `segment ${this.baseOffset} at ${validEnd}: ${problem}` };
@@ -501,7 +502,7 @@ export class LogSegment {
    */
   flushData(): void {
     if (this.fdClosed || this.closeRequested || !this.unsynced) return;
-    fs.fsyncSync(this.fd);
+    this.fs.fsyncSync(this.fd);
     this.unsynced = false;
   }
 
@@ -509,20 +510,19 @@ export class LogSegment {
   flushAsync(): Promise<void> {
     if (this.fdClosed || this.closeRequested) return Promise.resolve();
     this.pendingIo++;
-    return new Promise<void>((resolve, reject) => {
-      fs.fsync(this.fd, (err) => {
+    return this.fs.fsync(this.fd)
+      .finally(() => {
         this.pendingIo--;
         this.maybeCloseFd();
-        if (err) return reject(err);
-        this.offsetIndex.fsyncAsync((e1) => (e1 ? reject(e1) : this.timeIndex.fsyncAsync((e2) => (e2 ? reject(e2) : resolve()))));
-      });
-    });
+      })
+      .then(() => this.offsetIndex.fsyncAsync())
+      .then(() => this.timeIndex.fsyncAsync());
   }
 
   /** Newest timestamp in the segment for retention: the max batch timestamp, else the file's mtime. */
   largestTimestampMs(): number {
     if (this._maxTimestamp >= 0) return this._maxTimestamp;
-    return Math.floor(fs.statSync(this.logFile).mtimeMs);
+    return Math.floor(this.fs.statSync(this.logFile).mtimeMs);
   }
 
   /** Persists the indexes and releases the file descriptor (after pending background fsyncs). */
@@ -537,7 +537,7 @@ export class LogSegment {
   deleteFiles(): void {
     this.closeRequested = true;
     this.maybeCloseFd();
-    removeIfExists(this.logFile);
+    removeIfExists(this.fs, this.logFile);
     this.offsetIndex.deleteFile();
     this.timeIndex.deleteFile();
   }
@@ -545,7 +545,7 @@ export class LogSegment {
   private maybeCloseFd(): void {
     if (this.closeRequested && this.pendingIo === 0 && !this.fdClosed) {
       this.fdClosed = true;
-      fs.closeSync(this.fd);
+      this.fs.closeSync(this.fd);
     }
   }
 }

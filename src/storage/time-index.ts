@@ -11,6 +11,7 @@
 // timestamp, every batch before it has a smaller max timestamp — which is what
 // makes "scan forward from the floor entry" find the first batch >= a target.
 
+import type { FileSystem } from '../util/file-system.js';
 import { AssertionError } from '../util/assert.js';
 import { IndexFile } from './index-file.js';
 
@@ -25,8 +26,8 @@ export interface TimestampOffset {
 }
 
 export class TimeIndex extends IndexFile {
-  constructor(file: string, baseOffset: number, maxIndexBytes: number) {
-    super(file, baseOffset, TIME_INDEX_ENTRY_BYTES, Math.floor(maxIndexBytes / TIME_INDEX_ENTRY_BYTES));
+  constructor(fs: FileSystem, file: string, baseOffset: number, maxIndexBytes: number) {
+    super(fs, file, baseOffset, TIME_INDEX_ENTRY_BYTES, Math.floor(maxIndexBytes / TIME_INDEX_ENTRY_BYTES));
   }
 
   // Timestamps are non-negative and below 2^53, so two uint32 halves are exact

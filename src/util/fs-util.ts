@@ -1,5 +1,5 @@
 // Small synchronous file helpers shared by storage, the Raft disk and the
-// server's data dir: full writes and reads at explicit positions (pwrite/pread
+// server's data dir, over an injected FileSystem (file-system.ts): full writes and reads at explicit positions (pwrite/pread
 // never move a shared file cursor, so a failed or partial write cannot shift
 // later ones), directory fsync, and the atomic replace used by every
 // checkpoint, quorum-state, snapshot and meta.properties file.
@@ -11,14 +11,14 @@
 // before the rename leaves a `.tmp` file, which recovery deletes
 // (removeTempFiles).
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { FileSystem } from './file-system.js';
 import type { Logger } from './logger.js';
 
 export const TEMP_SUFFIX = '.tmp';
 
 /** Writes all `length` bytes of `buf[offset..]` at file `position`. */
-export function writeFully(fd: number, buf: Uint8Array, offset: number, length: number, position: number): void {
+export function writeFully(fs: FileSystem, fd: number, buf: Uint8Array, offset: number, length: number, position: number): void {
   let done = 0;
   while (done < length) {
     const n = fs.writeSync(fd, buf, offset + done, length - done, position + done);
@@ -28,7 +28,7 @@ export function writeFully(fd: number, buf: Uint8Array, offset: number, length: 
 }
 
 /** Reads up to `length` bytes at `position`; returns how many were read (fewer only at end of file). */
-export function readFully(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
+export function readFully(fs: FileSystem, fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
   let done = 0;
   while (done < length) {
     const n = fs.readSync(fd, buf, offset + done, length - done, position + done);
@@ -39,7 +39,7 @@ export function readFully(fd: number, buf: Uint8Array, offset: number, length: n
 }
 
 /** Makes entries created, renamed or removed in `dir` durable. */
-export function fsyncDir(dir: string): void {
+export function fsyncDir(fs: FileSystem, dir: string): void {
   const fd = fs.openSync(dir, 'r');
   try {
     fs.fsyncSync(fd);
@@ -48,23 +48,20 @@ export function fsyncDir(dir: string): void {
   }
 }
 
-/** Async variant of fsyncDir, for background flushes; errors are passed to the callback. */
-export function fsyncDirAsync(dir: string, done: (err: Error | null) => void): void {
-  fs.open(dir, 'r', (openErr, fd) => {
-    if (openErr) return done(openErr);
-    fs.fsync(fd, (syncErr) => fs.close(fd, () => done(syncErr)));
-  });
+/** Async variant of fsyncDir, for background flushes. */
+export function fsyncDirAsync(fs: FileSystem, dir: string): Promise<void> {
+  return fs.fsyncPath(dir);
 }
 
 /** Replaces `file` with `data` (or the concatenation of chunks) atomically and durably. */
-export function writeFileAtomic(file: string, data: string | Uint8Array | readonly Uint8Array[]): void {
+export function writeFileAtomic(fs: FileSystem, file: string, data: string | Uint8Array | readonly Uint8Array[]): void {
   const tmp = file + TEMP_SUFFIX;
   const chunks = typeof data === 'string' ? [Buffer.from(data, 'utf8')] : data instanceof Uint8Array ? [data] : data;
   const fd = fs.openSync(tmp, 'w');
   try {
     let position = 0;
     for (const chunk of chunks) {
-      writeFully(fd, chunk, 0, chunk.length, position);
+      writeFully(fs, fd, chunk, 0, chunk.length, position);
       position += chunk.length;
     }
     fs.fsyncSync(fd);
@@ -72,22 +69,22 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | readon
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
-  fsyncDir(path.dirname(file));
+  fsyncDir(fs, path.dirname(file));
 }
 
 /** Deletes leftovers of interrupted atomic writes in `dir`; returns the names removed. */
-export function removeTempFiles(dir: string, logger: Logger): string[] {
+export function removeTempFiles(fs: FileSystem, dir: string, logger: Logger): string[] {
   const removed = fs.readdirSync(dir).filter((name) => name.endsWith(TEMP_SUFFIX));
   for (const name of removed) {
     logger.warn({ file: path.join(dir, name) }, 'deleting a partial temp file left by an interrupted write');
     fs.unlinkSync(path.join(dir, name));
   }
-  if (removed.length > 0) fsyncDir(dir);
+  if (removed.length > 0) fsyncDir(fs, dir);
   return removed;
 }
 
 /** Removes `file` if it exists; returns whether it did. */
-export function removeIfExists(file: string): boolean {
+export function removeIfExists(fs: FileSystem, file: string): boolean {
   try {
     fs.unlinkSync(file);
     return true;

@@ -25,7 +25,7 @@ import type { MetadataImage, PartitionRegistration } from '../../src/metadata/im
 import type { MetadataRecord, PartitionChangeRecord } from '../../src/metadata/records.js';
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../../src/replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../../src/replication/replica-fetcher.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { createLogger, silentLogger, type LogLevel, type Logger } from '../../src/util/logger.js';
 import { asBuffer } from '../../src/util/node-bytes.js';
@@ -133,7 +133,7 @@ export class TestCluster {
     const old = this.nodes.get(id);
     if (old?.running) throw new Error(`node ${id} is running`);
     const dataDir = path.join(this.root, `broker-${id}`);
-    const logs = LogManager.open({ dataDir, logConfig: {}, logger });
+    const logs = LogManager.open({ dataDir, logConfig: {}, clock: SystemClock, scheduler: SystemScheduler, logger });
     const node = { id, dataDir, logs, brokerEpoch: this.nextBrokerEpoch++, running: true } as TestNode;
     node.rm = new ReplicaManager({
       brokerId: id, logs, brokerLogConfig: DEFAULT_LOG_CONFIG, clock: SystemClock, logger: logger.child({ nodeId: id }),

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { readEpochCheckpoint, readOffsetCheckpoint, writeOffsetCheckpoint } from '../../src/storage/checkpoint.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
 import { removeDir, tempDir } from './log-test-helpers.js';
+import { NodeFileSystem } from '../../src/util/file-system.js';
 
 describe('checkpoint files', () => {
   let dir: string;
@@ -18,17 +19,17 @@ describe('checkpoint files', () => {
       { topic: 'orders-eu.v2', partition: 0, offset: 42 },
       { topic: 'a-b-c', partition: 17, offset: 2 ** 40 },
     ];
-    writeOffsetCheckpoint(file, entries);
+    writeOffsetCheckpoint(NodeFileSystem, file, entries);
     expect(fs.readFileSync(file, 'utf8')).to.equal(`0\n2\norders-eu.v2 0 42\na-b-c 17 ${2 ** 40}\n`);
-    expect(readOffsetCheckpoint(file)).to.deep.equal(entries);
+    expect(readOffsetCheckpoint(NodeFileSystem, file)).to.deep.equal(entries);
     expect(fs.readdirSync(dir)).to.deep.equal(['recovery-point-offset-checkpoint']);
-    writeOffsetCheckpoint(file, []);
-    expect(readOffsetCheckpoint(file)).to.deep.equal([]);
+    writeOffsetCheckpoint(NodeFileSystem, file, []);
+    expect(readOffsetCheckpoint(NodeFileSystem, file)).to.deep.equal([]);
   });
 
   it('reads a missing file as empty', () => {
-    expect(readOffsetCheckpoint(path.join(dir, 'nope'))).to.deep.equal([]);
-    expect(readEpochCheckpoint(path.join(dir, 'nope'))).to.deep.equal([]);
+    expect(readOffsetCheckpoint(NodeFileSystem, path.join(dir, 'nope'))).to.deep.equal([]);
+    expect(readEpochCheckpoint(NodeFileSystem, path.join(dir, 'nope'))).to.deep.equal([]);
   });
 
   for (const [name, body] of [
@@ -41,7 +42,7 @@ describe('checkpoint files', () => {
     it(`rejects a malformed file (${name})`, () => {
       const file = path.join(dir, 'cp');
       fs.writeFileSync(file, body);
-      expect(() => readOffsetCheckpoint(file)).to.throw().that.satisfies((e: unknown) => isSluiceError(e, Errors.KAFKA_STORAGE_ERROR));
+      expect(() => readOffsetCheckpoint(NodeFileSystem, file)).to.throw().that.satisfies((e: unknown) => isSluiceError(e, Errors.KAFKA_STORAGE_ERROR));
     });
   }
 });

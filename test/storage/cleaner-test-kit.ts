@@ -12,6 +12,7 @@ import type { SwapHook } from '../../src/storage/segment-swap.js';
 import { ManualScheduler } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { asBuffer } from '../../src/util/node-bytes.js';
+import { NodeFileSystem } from '../../src/util/file-system.js';
 
 export const TOPIC = 'table';
 
@@ -75,6 +76,7 @@ export function makeCleaner(
   swapHook?: SwapHook,
 ): LogCleaner {
   return new LogCleaner({
+    fs: NodeFileSystem,
     dataDir,
     config: { ...DEFAULT_LOG_MANAGER_CONFIG, cleanerBackoffMs: 1000, ...config },
     clock: scheduler.clock,

@@ -8,7 +8,8 @@ import {
   readOffsetCheckpoint,
 } from '../../src/storage/checkpoint.js';
 import { LogManager, parsePartitionDirName } from '../../src/storage/log-manager.js';
-import { ManualClock } from '../../src/util/clock.js';
+import { ManualClock, ManualScheduler } from '../../src/util/clock.js';
+import { NodeFileSystem } from '../../src/util/file-system.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
 import { appendMany, makeBatch, readAllBytes, removeDir, tempDir } from './log-test-helpers.js';
 
@@ -25,15 +26,17 @@ describe('parsePartitionDirName', () => {
 describe('LogManager', () => {
   let dataDir: string;
   let clock: ManualClock;
+  let scheduler: ManualScheduler;
   const S = makeBatch().length;
 
   beforeEach(() => {
     dataDir = tempDir('sluice-logmgr-');
     clock = new ManualClock();
+    scheduler = new ManualScheduler(clock);
   });
   afterEach(() => removeDir(dataDir));
 
-  const open = (): LogManager => LogManager.open({ dataDir, clock, logConfig: { segmentBytes: 3 * S, retentionMs: -1 } });
+  const open = (): LogManager => LogManager.open({ dataDir, clock, scheduler, logConfig: { segmentBytes: 3 * S, retentionMs: -1 } });
 
   it('reopens every partition, ignoring other directories and the metadata log', () => {
     fs.mkdirSync(path.join(dataDir, '__cluster_metadata-0'));
@@ -63,7 +66,7 @@ describe('LogManager', () => {
     log.advanceLogStartOffset(4);
     log.flush();
     m.checkpointAll();
-    const read = (f: string): unknown => readOffsetCheckpoint(path.join(dataDir, f));
+    const read = (f: string): unknown => readOffsetCheckpoint(NodeFileSystem, path.join(dataDir, f));
     expect(read(RECOVERY_POINT_CHECKPOINT_FILE)).to.deep.equal([{ topic: 't-x', partition: 1, offset: 8 }]);
     expect(read(REPLICATION_OFFSET_CHECKPOINT_FILE)).to.deep.equal([{ topic: 't-x', partition: 1, offset: 6 }]);
     expect(read(LOG_START_OFFSET_CHECKPOINT_FILE)).to.deep.equal([{ topic: 't-x', partition: 1, offset: 4 }]);
@@ -81,8 +84,9 @@ describe('LogManager', () => {
     expect(m.deleteLog('drop', 0)).to.equal(true);
     expect(m.deleteLog('drop', 0)).to.equal(false);
     expect(fs.readdirSync(dataDir).filter((n) => n.startsWith('drop'))).to.deep.equal([]);
+    scheduler.advance(0);
     await m.whenCheckpointed();
-    expect(readOffsetCheckpoint(path.join(dataDir, RECOVERY_POINT_CHECKPOINT_FILE)).map((e) => e.topic)).to.deep.equal(['keep']);
+    expect(readOffsetCheckpoint(NodeFileSystem, path.join(dataDir, RECOVERY_POINT_CHECKPOINT_FILE)).map((e) => e.topic)).to.deep.equal(['keep']);
     m.close();
     fs.mkdirSync(path.join(dataDir, 'half-0.123.0-delete'));
     const again = open();
@@ -116,9 +120,11 @@ describe('LogManager', () => {
     m.close();
   });
 
-  it('runs retention on its own timer once started', async () => {
+  it('runs retention on its own timer once started, and not after stop', () => {
     const m = LogManager.open({
       dataDir,
+      clock,
+      scheduler,
       logConfig: { segmentBytes: 2 * S, retentionBytes: 2 * S, retentionMs: -1 },
       managerConfig: { retentionCheckIntervalMs: 5 },
     });
@@ -126,11 +132,13 @@ describe('LogManager', () => {
     appendMany(log, 6);
     log.updateHighWatermark(6);
     m.start();
-    const deadline = Date.now() + 10_000;
-    while (log.numberOfSegments > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    m.stop();
+    scheduler.advance(4);
+    expect(log.numberOfSegments).to.equal(3);
+    scheduler.advance(1);
     expect(log.numberOfSegments).to.equal(1);
     expect(log.logStartOffset).to.equal(4);
+    m.stop();
+    expect(scheduler.size).to.equal(0);
     m.close();
   });
 });

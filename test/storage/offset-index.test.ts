@@ -5,6 +5,7 @@ import { AssertionError } from '../../src/util/assert.js';
 import { OffsetIndex } from '../../src/storage/offset-index.js';
 import { TimeIndex, NO_TIMESTAMP } from '../../src/storage/time-index.js';
 import { removeDir, tempDir } from './log-test-helpers.js';
+import { NodeFileSystem } from '../../src/util/file-system.js';
 
 describe('OffsetIndex', () => {
   let dir: string;
@@ -14,7 +15,7 @@ describe('OffsetIndex', () => {
   afterEach(() => removeDir(dir));
 
   function filled(): OffsetIndex {
-    const idx = new OffsetIndex(path.join(dir, 'a.index'), 1000, 1024);
+    const idx = new OffsetIndex(NodeFileSystem, path.join(dir, 'a.index'), 1000, 1024);
     idx.append(1010, 400);
     idx.append(1020, 800);
     idx.append(1035, 1300);
@@ -28,7 +29,7 @@ describe('OffsetIndex', () => {
     expect(idx.lookup(1005)).to.deep.equal({ offset: 1000, position: 0 });
     expect(idx.lookup(999)).to.deep.equal({ offset: 1000, position: 0 });
     expect(idx.lookup(5000)).to.deep.equal({ offset: 1035, position: 1300 });
-    expect(new OffsetIndex(path.join(dir, 'b.index'), 7, 64).lookup(9)).to.deep.equal({ offset: 7, position: 0 });
+    expect(new OffsetIndex(NodeFileSystem, path.join(dir, 'b.index'), 7, 64).lookup(9)).to.deep.equal({ offset: 7, position: 0 });
   });
 
   it('rejects entries that do not increase', () => {
@@ -54,7 +55,7 @@ describe('OffsetIndex', () => {
     idx.truncateTo(1011);
     idx.append(1015, 600);
     idx.persist(false);
-    const again = new OffsetIndex(idx.file, 1000, 1024);
+    const again = new OffsetIndex(NodeFileSystem, idx.file, 1000, 1024);
     expect(again.loadFromFile()).to.equal(null);
     expect(again.entries).to.equal(2);
     expect(again.entryAt(1)).to.deep.equal({ offset: 1015, position: 600 });
@@ -63,7 +64,7 @@ describe('OffsetIndex', () => {
   });
 
   it('reports missing, torn and disordered files', () => {
-    const idx = new OffsetIndex(path.join(dir, 'x.index'), 0, 1024);
+    const idx = new OffsetIndex(NodeFileSystem, path.join(dir, 'x.index'), 0, 1024);
     expect(idx.loadFromFile()).to.equal('missing');
     fs.writeFileSync(idx.file, Buffer.alloc(13));
     expect(idx.loadFromFile()).to.match(/multiple of 8/);
@@ -78,7 +79,7 @@ describe('OffsetIndex', () => {
   });
 
   it('is full at segment.index.bytes / 8 entries', () => {
-    const idx = new OffsetIndex(path.join(dir, 'f.index'), 0, 24);
+    const idx = new OffsetIndex(NodeFileSystem, path.join(dir, 'f.index'), 0, 24);
     for (let i = 1; i <= 3; i++) {
       expect(idx.isFull()).to.equal(false);
       idx.append(i, i * 100);
@@ -95,7 +96,7 @@ describe('TimeIndex', () => {
   afterEach(() => removeDir(dir));
 
   it('appends only increasing timestamps', () => {
-    const idx = new TimeIndex(path.join(dir, 'a.timeindex'), 100, 1200);
+    const idx = new TimeIndex(NodeFileSystem, path.join(dir, 'a.timeindex'), 100, 1200);
     expect(idx.maybeAppend(NO_TIMESTAMP, 100)).to.equal(false);
     expect(idx.maybeAppend(5_000, 100)).to.equal(true);
     expect(idx.maybeAppend(5_000, 110)).to.equal(false);
@@ -105,7 +106,7 @@ describe('TimeIndex', () => {
   });
 
   it('looks up exact, between, before the first and after the last timestamp', () => {
-    const idx = new TimeIndex(path.join(dir, 'a.timeindex'), 100, 1200);
+    const idx = new TimeIndex(NodeFileSystem, path.join(dir, 'a.timeindex'), 100, 1200);
     idx.maybeAppend(1_700_000_000_000, 105);
     idx.maybeAppend(1_700_000_000_500, 120);
     idx.maybeAppend(2 ** 41 + 3, 150);
@@ -116,13 +117,13 @@ describe('TimeIndex', () => {
   });
 
   it('truncates by offset, persists and reloads exact 64-bit timestamps', () => {
-    const idx = new TimeIndex(path.join(dir, 'a.timeindex'), 0, 1200);
+    const idx = new TimeIndex(NodeFileSystem, path.join(dir, 'a.timeindex'), 0, 1200);
     idx.maybeAppend(2 ** 45 + 1, 3);
     idx.maybeAppend(2 ** 45 + 2, 9);
     idx.maybeAppend(2 ** 45 + 3, 20);
     idx.truncateTo(9);
     idx.persist(true);
-    const again = new TimeIndex(idx.file, 0, 1200);
+    const again = new TimeIndex(NodeFileSystem, idx.file, 0, 1200);
     expect(again.loadFromFile()).to.equal(null);
     expect(again.entries).to.equal(1);
     expect(again.lastEntry()).to.deep.equal({ timestamp: 2 ** 45 + 1, offset: 3 });
