@@ -42,7 +42,7 @@ interface PartitionLike {
     readonly logStartOffset: number;
     readonly logEndOffset: number;
     readonly highWatermark: number;
-    read(from: number, maxBytes: number, opts?: { maxOffset?: number }): { records: Uint8Array; nextOffset: number };
+    read(from: number, maxBytes: number): { records: Uint8Array; nextOffset: number };
   };
 }
 
@@ -72,7 +72,8 @@ function readLog(log: PartitionLike['log'], from: number, to: number): StoredRec
   let offset = Math.max(from, log.logStartOffset);
   const end = Math.min(to, log.logEndOffset);
   for (let round = 0; offset < end && round < READ_ROUNDS_MAX; round++) {
-    const r = log.read(offset, READ_BYTES_MAX, { maxOffset: end });
+    // No maxOffset: the log returns whole batches below it only, and a batch may straddle `end`.
+    const r = log.read(offset, READ_BYTES_MAX);
     if (r.records.length === 0) break;
     const buf = Buffer.from(r.records.buffer, r.records.byteOffset, r.records.byteLength);
     let next = offset;
