@@ -71,7 +71,7 @@ const OP_WEIGHTS: ReadonlyArray<readonly [OpKind, number]> = [
 ];
 /** Chance that a step carries an operation mid-fault. */
 const OP_CHANCE = 0.4;
-const GAP_MS = { min: 300, max: 2_000 };
+const GAP_MS = { min: 200, max: 1_200 };
 
 function weighted<T>(rng: Rng, table: ReadonlyArray<readonly [T, number]>): T {
   const total = table.reduce((n, [, w]) => n + w, 0);
@@ -103,9 +103,10 @@ export function planFaults(rng: Rng, shape: ClusterShape, durationMs: number): P
   const ops = OP_WEIGHTS.filter(([k]) => k !== 'controller-remove-add' || shape.membershipChanges);
   for (let at = rng.range(200, 1_000); at < durationMs;) {
     const fault = weighted(rng, FAULT_WEIGHTS);
+    // Most faults are short (a leader change takes about a session timeout); pauses outlast the timeouts.
     const holdMs = fault === 'pause' ? rng.range(Math.round(bite * 1.2), Math.round(bite * 2))
-      : fault === 'break-connections' || fault === 'clock-jump' ? rng.range(200, 800)
-        : rng.range(800, Math.max(1_000, Math.round(bite * 1.5)));
+      : fault === 'break-connections' || fault === 'clock-jump' ? rng.range(100, 500)
+        : rng.range(300, Math.max(500, Math.round(bite * 1.3)));
     const nodes = nodesFor(rng, fault, shape);
     const params = paramsFor(rng, fault);
     const op = rng.chance(OP_CHANCE) ? { kind: weighted(rng, ops), pick: rng.int(1 << 30) } : undefined;

@@ -81,8 +81,8 @@ describe('cluster simulation: monitors', () => {
   it('stay clean on a healthy history: HW forward, one leader per epoch, offsets kept, acks replicated', () => {
     const { w, m } = setup();
     w.step();
-    w.replicas.get(1)!.hw = 3;
     w.replicas.get(3)!.values.push('c');
+    w.replicas.get(1)!.hw = 3;
     w.step();
     m.onSend(ack('c', 2));
     // A new leader in a new epoch, and a follower that truncates an uncommitted suffix (above its HW).
@@ -109,6 +109,23 @@ describe('cluster simulation: monitors', () => {
     fresh.w.step();
     fresh.w.states.set(1, 'up');
     fresh.w.replicas.get(1)!.hw = 1;
+    fresh.w.step();
+    expect(fresh.m.anomalies).to.deep.equal([]);
+  });
+
+  it('find a leader high watermark beyond the log end of an ISR member, unless that member crashed since', () => {
+    const { w, m } = setup();
+    w.step();
+    w.replicas.get(1)!.hw = 3;
+    w.step();
+    expect(types(m)).to.deep.equal(['hw-above-isr']);
+    expect(m.anomalies[0]!.detail).to.include('ISR member 3 ends at 2');
+    const fresh = setup();
+    fresh.w.step();
+    fresh.w.states.set(3, 'down');
+    fresh.w.step();
+    fresh.w.states.set(3, 'up');
+    fresh.w.replicas.get(1)!.hw = 3;
     fresh.w.step();
     expect(fresh.m.anomalies).to.deep.equal([]);
   });

@@ -4,6 +4,11 @@
 //
 //   hw-regress          a leader's high watermark never goes back within one
 //                       leadership (node incarnation, partition, leader epoch)
+//   hw-above-isr        a leader's high watermark never passes the log end of
+//                       an ISR member (the HW is the offset below which every
+//                       ISR member has the record), unless that member crashed
+//                       during this leadership (its unsynced tail is gone and
+//                       the leader does not know yet)
 //   two-leaders-epoch   at most one node leads a partition in one leader epoch
 //   offset-rewritten    one value per offset across every replica, ever: a
 //                       record any replica held below its high watermark stays
@@ -66,6 +71,8 @@ export class Monitors {
   private readonly perType = new Map<string, number>();
   /** (node, incarnation-ish, tp, epoch) → last HW seen while leading. */
   private readonly leaderHw = new Map<string, number>();
+  /** Per leadership (as leaderHw): every node's life when it was first seen. */
+  private readonly leadershipLives = new Map<string, ReadonlyMap<number, number>>();
   /** (tp, epoch) → leader node. */
   private readonly epochLeader = new Map<string, number>();
   /** tp → offset → value, for every offset some replica held below its HW. */
@@ -160,29 +167,45 @@ export class Monitors {
   }
 
   private checkLeaders(): void {
-    for (const n of this.cluster.nodes()) {
-      const life = this.life(n.id, n.state);
-      if (n.state !== 'up' && n.state !== 'paused') continue;
-      for (const r of this.replicas(n)) {
-        if (!r.isLeader) continue;
-        const tp = `${r.topic}-${r.partition}`;
-        const epochKey = `${tp}\u0000${r.leaderEpoch}`;
-        const other = this.epochLeader.get(epochKey);
-        if (other === undefined) {
-          this.epochLeader.set(epochKey, n.id);
-          this.stats.leaderships++;
-        } else if (other !== n.id) {
-          this.add('two-leaders-epoch', `${tp} leader epoch ${r.leaderEpoch}: led by node ${other} and by node ${n.id}`);
-        }
-        const hwKey = `${n.id}.${life}\u0000${epochKey}`;
-        const prev = this.leaderHw.get(hwKey);
-        if (prev !== undefined && r.highWatermark < prev) {
-          this.add('hw-regress', `${tp} leader ${n.id} epoch ${r.leaderEpoch}: high watermark went from ${prev} back to ${r.highWatermark}`);
-        }
-        if (prev === undefined || r.highWatermark > prev) this.leaderHw.set(hwKey, r.highWatermark);
-      }
+    const nodes = this.cluster.nodes();
+    const views = new Map<number, readonly ReplicaView[]>();
+    const lives = new Map<number, number>();
+    for (const n of nodes) {
+      lives.set(n.id, this.life(n.id, n.state));
+      if (n.state === 'up' || n.state === 'paused') views.set(n.id, this.replicas(n));
+    }
+    for (const [id, rs] of views) {
+      for (const r of rs) if (r.isLeader) this.checkLeader(id, lives.get(id)!, r, views, lives);
     }
   }
+
+  private checkLeader(id: number, life: number, r: ReplicaView, views: ReadonlyMap<number, readonly ReplicaView[]>, lives: ReadonlyMap<number, number>): void {
+    const tp = `${r.topic}-${r.partition}`;
+    const epochKey = `${tp}\u0000${r.leaderEpoch}`;
+    const other = this.epochLeader.get(epochKey);
+    if (other === undefined) {
+      this.epochLeader.set(epochKey, id);
+      this.stats.leaderships++;
+    } else if (other !== id) {
+      this.add('two-leaders-epoch', `${tp} leader epoch ${r.leaderEpoch}: led by node ${other} and by node ${id}`);
+    }
+    const hwKey = `${id}.${life}\u0000${epochKey}`;
+    const prev = this.leaderHw.get(hwKey);
+    if (prev !== undefined && r.highWatermark < prev) {
+      this.add('hw-regress', `${tp} leader ${id} epoch ${r.leaderEpoch}: high watermark went from ${prev} back to ${r.highWatermark}`);
+    }
+    if (prev === undefined || r.highWatermark > prev) this.leaderHw.set(hwKey, r.highWatermark);
+    // The followers' lives when this leadership was first seen: one that crashed since may have lost its unsynced tail.
+    let followerLives = this.leadershipLives.get(hwKey);
+    if (followerLives === undefined) this.leadershipLives.set(hwKey, (followerLives = new Map(lives)));
+    for (const f of r.isr) {
+      if (f === id || lives.get(f) !== followerLives.get(f)) continue;
+      const fr = views.get(f)?.find((x) => x.topic === r.topic && x.partition === r.partition);
+      if (fr === undefined || fr.logEndOffset >= r.highWatermark) continue;
+      this.add('hw-above-isr', `${tp} leader ${id} epoch ${r.leaderEpoch}: high watermark ${r.highWatermark} but ISR member ${f} ends at ${fr.logEndOffset}`);
+    }
+  }
+
 
   private scan(full: boolean): void {
     this.stats.scans++;
