@@ -17,6 +17,7 @@
 // the record printed before it.
 
 import type { Consumer, ConsumerMessage } from '../client/consumer.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 
 export type StopReason = 'max-messages' | 'idle-timeout' | 'stop-requested' | 'consumer-stopped';
 
@@ -30,6 +31,8 @@ export interface ConsumeRun {
   readonly stopRequested: Promise<void>;
   /** Prints a record; awaited before the next one is taken. */
   readonly onMessage: (m: ConsumerMessage) => Promise<void>;
+  /** Arms the idle timeout (default: the system's timers; the CLI is a process entry point). */
+  readonly scheduler?: Scheduler;
 }
 
 type Step = { readonly kind: 'message'; readonly m: ConsumerMessage } | { readonly kind: 'end'; readonly reason: StopReason };
@@ -43,7 +46,7 @@ export async function consumeUntilDone(run: ConsumeRun): Promise<{ count: number
   let returned = false;
   try {
     while (run.maxMessages === undefined || count < run.maxMessages) {
-      const step = await nextStep(it, run.idleTimeoutMs, stop);
+      const step = await nextStep(it, run.idleTimeoutMs, stop, run.scheduler ?? SystemScheduler);
       if (step.kind === 'end') {
         reason = step.reason;
         break;
@@ -63,19 +66,19 @@ export async function consumeUntilDone(run: ConsumeRun): Promise<{ count: number
   return { count, reason };
 }
 
-async function nextStep(it: AsyncIterator<ConsumerMessage>, idleTimeoutMs: number | undefined, stop: Promise<Step>): Promise<Step> {
+async function nextStep(it: AsyncIterator<ConsumerMessage>, idleTimeoutMs: number | undefined, stop: Promise<Step>, scheduler: Scheduler): Promise<Step> {
   const next = it.next().then((r): Step => (r.done ? { kind: 'end', reason: 'consumer-stopped' } : { kind: 'message', m: r.value }));
   next.catch(() => undefined);
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancelIdle = (): void => undefined;
   const racers: Array<Promise<Step>> = [next, stop];
   if (idleTimeoutMs !== undefined) {
     racers.push(new Promise<Step>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'end', reason: 'idle-timeout' }), idleTimeoutMs);
+      cancelIdle = scheduler.schedule(idleTimeoutMs, () => resolve({ kind: 'end', reason: 'idle-timeout' }));
     }));
   }
   try {
     return await Promise.race(racers);
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    cancelIdle();
   }
 }

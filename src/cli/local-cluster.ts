@@ -29,6 +29,7 @@ import type { ClusterDescription } from '../controller/service/describe.js';
 import { META_PROPERTIES, liveLockHolder, parseMetaProperties } from '../server/data-dir.js';
 import { NODE_DIR_PREFIX, serverArgs, type LocalNodePlan, type LocalPlan, type RunningNode } from './local-plan.js';
 import { serverNodeFlags } from '../server/runtime-flags.js';
+import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../util/clock.js';
 
 /** Lines of a child's stderr kept for the message when it dies. */
 const STDERR_LINES_KEPT = 5;
@@ -106,8 +107,14 @@ export class LocalCluster {
   /**
    * @param mainJs the `sluice` entry point the children run
    * @param onUnexpectedExit called once, for the first child that exits before stop()
+   * @param time the readiness deadline, its polls and the SIGKILL grace (the CLI runs on the system's)
    */
-  constructor(private readonly plan: LocalPlan, private readonly mainJs: string, private readonly onUnexpectedExit: (exit: NodeExit) => void) {}
+  constructor(
+    private readonly plan: LocalPlan,
+    private readonly mainJs: string,
+    private readonly onUnexpectedExit: (exit: NodeExit) => void,
+    private readonly time: { readonly clock: Clock; readonly scheduler: Scheduler } = { clock: SystemClock, scheduler: SystemScheduler },
+  ) {}
 
   /** Reads the TLS files the probes need (once they exist: after ensureTlsFiles). */
   private tlsFiles(): void {
@@ -191,11 +198,11 @@ export class LocalCluster {
   async stop(graceMs: number): Promise<NodeExit[]> {
     this.stopping = true;
     this.signalAll('SIGTERM');
-    const timer = setTimeout(() => this.signalAll('SIGKILL'), graceMs);
+    const cancelKill = this.time.scheduler.schedule(graceMs, () => this.signalAll('SIGKILL'));
     try {
       return await Promise.all(this.children.map((c) => c.exited));
     } finally {
-      clearTimeout(timer);
+      cancelKill();
       process.removeListener('exit', this.killAllOnExit);
     }
   }
@@ -215,7 +222,7 @@ export class LocalCluster {
    * NotReadyError on timeout, when a node died, or when stop() began.
    */
   async waitReady(progress: (line: string) => void, readyTimeoutMs: number): Promise<string> {
-    const deadline = performance.now() + readyTimeoutMs;
+    const deadline = this.time.clock.monotonicMs() + readyTimeoutMs;
     this.tlsFiles();
     const client = new QuorumClient({
       ...(this.dialer ? { tls: this.dialer } : {}),
@@ -249,8 +256,8 @@ export class LocalCluster {
       if (this.stopping) throw new NotReadyError(`stopped while waiting for ${what}`);
       const value = await probe().catch(() => undefined);
       if (value !== undefined) return value;
-      if (performance.now() > deadline) throw new NotReadyError(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+      if (this.time.clock.monotonicMs() > deadline) throw new NotReadyError(`timed out waiting for ${what}`);
+      await new Promise((resolve) => this.time.scheduler.schedule(POLL_INTERVAL_MS, () => resolve(undefined)));
     }
   }
 

@@ -16,6 +16,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Producer, RecordMetadata } from '../client/producer.js';
 import { LineSplitter, lineToMessage, ProduceTally, type RecordShape } from './produce-input.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 
 /** send() calls (one per stdin chunk) awaiting their acknowledgement. */
 export const SEND_WINDOW_MAX = 8;
@@ -31,6 +32,8 @@ export interface ProduceRun {
   readonly jsonOut: Writable | null;
   readonly progress: (line: string) => void;
   readonly progressIntervalMs?: number;
+  /** Arms the progress lines (default: the system's timers; the CLI is a process entry point). */
+  readonly scheduler?: Scheduler;
 }
 
 /** Sends every line of `input`; resolves with the tally once all are acknowledged and the producer is closed. */
@@ -51,8 +54,18 @@ export async function produceLines(run: ProduceRun): Promise<ProduceTally> {
     window.push(p);
     if (window.length >= SEND_WINDOW_MAX) await drainOne();
   };
-  const timer = setInterval(() => run.progress(`${tally.total} record(s) acknowledged so far`), run.progressIntervalMs ?? PROGRESS_INTERVAL_MS);
-  timer.unref();
+  const scheduler = run.scheduler ?? SystemScheduler;
+  const intervalMs = run.progressIntervalMs ?? PROGRESS_INTERVAL_MS;
+  // One progress line per interval, re-armed after each; the system's timers
+  // are unref'd, so a pending line never keeps the process alive.
+  let cancelProgress = (): void => undefined;
+  const armProgress = (): void => {
+    cancelProgress = scheduler.schedule(intervalMs, () => {
+      run.progress(`${tally.total} record(s) acknowledged so far`);
+      armProgress();
+    });
+  };
+  armProgress();
   try {
     const splitter = new LineSplitter();
     for await (const chunk of run.input) await send(splitter.push(chunk as Buffer | string));
@@ -60,7 +73,7 @@ export async function produceLines(run: ProduceRun): Promise<ProduceTally> {
     while (window.length > 0) await drainOne();
     await run.producer.close();
   } finally {
-    clearInterval(timer);
+    cancelProgress();
   }
   return tally;
 }

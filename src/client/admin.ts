@@ -15,10 +15,10 @@
 
 import { ApiKey } from '../protocol/api-keys.js';
 import { Errors, SluiceError } from '../util/errors.js';
-import type { CreatedTopic, OngoingReassignment } from '../controller/replication-control.js';
-import type { DescribedConfig } from '../controller/config-control.js';
+import type { CreatedTopic, OngoingReassignment } from '../protocol/apis/admin-results.js';
+import type { DescribedConfig } from '../protocol/apis/admin-results.js';
 import type { AdminApiKey, AdminApis, QuotaEntityPart } from './broker-connection.js';
-import { partitionError, sleep, type Client, type PartitionInfo } from './client.js';
+import { partitionError, type Client, type PartitionInfo } from './client.js';
 import { GroupAdmin } from './group-admin.js';
 import { describeLogDirs, describeQuorum, electLeaders, type BrokerLogDirs, type ElectionResult, type QuorumDescription } from './cluster-admin.js';
 import { errorFromCode } from './responses.js';
@@ -353,7 +353,7 @@ export class Admin {
   }
 
   private async waitForLeaders(topic: string, numPartitions: number): Promise<void> {
-    const deadline = performance.now() + this.leaderWaitTimeoutMs;
+    const deadline = this.client.clock.monotonicMs() + this.leaderWaitTimeoutMs;
     for (;;) {
       try {
         const t = await this.client.topic(topic, { refresh: true });
@@ -361,10 +361,10 @@ export class Admin {
       } catch (err) {
         if (!(err instanceof SluiceError) || !err.retriable) throw err;
       }
-      if (performance.now() > deadline) {
+      if (this.client.clock.monotonicMs() > deadline) {
         throw new SluiceError(Errors.REQUEST_TIMED_OUT, `topic ${topic} was created but not every partition had a leader within ${this.leaderWaitTimeoutMs} ms`, { topic });
       }
-      await sleep(LEADER_POLL_INTERVAL_MS);
+      await this.client.sleep(LEADER_POLL_INTERVAL_MS);
     }
   }
 }

@@ -26,13 +26,13 @@ import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.
 import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
 import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../protocol/apis/log-dirs.js';
-import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../controller/replication-control.js';
-import type { DescribedConfig, ResourceResult } from '../controller/config-control.js';
+import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../protocol/apis/admin-results.js';
+import type { DescribedConfig, ResourceResult } from '../protocol/apis/admin-results.js';
 import { ClientLink, type ClientLinkOptions } from '../net/client-link.js';
 import { saslClient, type SaslOptions } from './sasl.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
-import type { Scheduler } from '../util/clock.js';
+import { SystemScheduler, type Scheduler } from '../util/clock.js';
 import { CLIENT_DEFAULTS, NO_BROKER_EPOCH, NO_LEADER_EPOCH } from './defaults.js';
 import { ResponseView } from './response-view.js';
 import {
@@ -67,18 +67,13 @@ export interface BrokerConnectionOptions extends ClientLinkOptions {
   readonly requestTimeoutMs?: number;
   /** Log in with SASL right after connecting (and again before the broker's session lifetime runs out: KIP-368). */
   readonly sasl?: SaslOptions;
-  /** Times the re-authentication (default: an unref'd setTimeout, so a pending one never keeps a process alive). */
+  /**
+   * Times the re-authentication (the Client passes its own). Default
+   * SystemScheduler (unref'd): a connection made on its own, outside a
+   * Client (brokers' SASL links, tools), keeps no process alive by a timer.
+   */
   readonly scheduler?: Scheduler;
 }
-
-/** setTimeout, unref'd where the runtime has unref (Node); portable to browsers. */
-const UNREF_TIMEOUT_SCHEDULER: Scheduler = {
-  schedule(delayMs, fn) {
-    const t = setTimeout(fn, Math.max(0, delayMs)) as { unref?: () => void };
-    t.unref?.();
-    return () => clearTimeout(t as ReturnType<typeof setTimeout>);
-  },
-};
 
 /** Re-authenticate when this share of the broker's session lifetime has passed (Kafka's clients pick 85-95%). */
 const REAUTH_AT_SHARE = 0.85;
@@ -270,8 +265,13 @@ export class BrokerConnection {
 
   constructor(private readonly link: RequestLink, opts: { readonly requestTimeoutMs?: number; readonly scheduler?: Scheduler } = {}) {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
-    this.scheduler = opts.scheduler ?? UNREF_TIMEOUT_SCHEDULER;
+    this.scheduler = opts.scheduler ?? SystemScheduler;
     assert(Number.isSafeInteger(this.requestTimeoutMs) && this.requestTimeoutMs > 0, `bad requestTimeoutMs ${this.requestTimeoutMs}`);
+    // A lost link needs no new session: drop its timer (a pending one would hold a keep-alive scheduler's process).
+    link.onClose(() => {
+      this.cancelReauth?.();
+      this.cancelReauth = null;
+    });
   }
 
   /** Opens a WebSocket to `url` (rejects with NETWORK_EXCEPTION if it cannot). */

@@ -16,7 +16,14 @@
 //
 // Portable: no Node-only module here. The WebSocket implementation is
 // injected (`webSocketFactory`); src/index.ts passes ws's for Node, a browser
-// can pass `(url) => new WebSocket(url)`.
+// can pass `(url) => new WebSocket(url)`, a simulation its in-memory network.
+//
+// Time, timers and randomness are injected too, and this constructor is the
+// one place the client picks their defaults (the system clock, real timers
+// that keep a Node process alive, an Rng seeded once from Web Crypto).
+// Producer, Consumer, Admin and every connection take them from here
+// (`clock`, `scheduler`, `rng`), so one ManualClock/ManualScheduler/SeededRng
+// drives a whole client in a test or the cluster simulation.
 
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../util/errors.js';
 import type { WebSocketFactory, WebSocketLike } from '../net/client-link.js';
@@ -24,8 +31,8 @@ import type { MetadataPartition, MetadataResponse } from '../protocol/apis/metad
 import { BrokerConnection } from './broker-connection.js';
 import type { SaslOptions } from './sasl.js';
 import { errorFromCode } from './responses.js';
-import type { Scheduler } from '../util/clock.js';
-import type { Rng } from '../util/rng.js';
+import { KeepAliveScheduler, SystemClock, type Clock, type Scheduler } from '../util/clock.js';
+import { SeededRng, entropySeed, type Rng } from '../util/rng.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt (so `retries + 1` attempts at most). */
@@ -63,19 +70,26 @@ export interface ClientOptions {
    * fresh one. Sessions are renewed before the broker's lifetime ends.
    */
   readonly sasl?: SaslOptions;
-  /** The jitter of retry backoff (reconnects included). Default: Math.random. */
-  readonly rng?: Rng;
-  /** Waits out retry backoff and times SASL re-authentication. Default: setTimeout (portable; works in browsers). */
+  /**
+   * Every reading of time by the client and its producers, consumers and
+   * admins (timeouts, linger, heartbeats, metadata age, record timestamps).
+   * Default the system clock.
+   */
+  readonly clock?: Clock;
+  /**
+   * Every timer of the client and its producers, consumers and admins (retry
+   * backoff, linger, heartbeats, fetch retries, auto-commit, SASL
+   * re-authentication). Default real timers that keep a Node process alive
+   * while pending (KeepAliveScheduler; portable to browsers).
+   */
   readonly scheduler?: Scheduler;
+  /**
+   * Every random choice (backoff jitter, sticky partitions, rejoin backoff);
+   * parts fork their own from it. Default a SeededRng seeded once from Web
+   * Crypto (`seed` says which).
+   */
+  readonly rng?: Rng;
 }
-
-/** setTimeout-based, for browsers and Node alike (src/util/clock.ts's SystemScheduler uses Node's setImmediate). */
-const TIMEOUT_SCHEDULER: Scheduler = {
-  schedule(delayMs, fn) {
-    const t = setTimeout(fn, Math.max(0, delayMs));
-    return () => clearTimeout(t);
-  },
-};
 
 export const DEFAULT_RETRY: RetryOptions = { retries: 8, initialRetryTimeMs: 100, maxRetryTimeMs: 10_000 };
 const DEFAULT_METADATA_MAX_AGE_MS = 300_000;
@@ -147,10 +161,14 @@ export class Client {
   private refreshAgain = false;
   private lastRefreshMs = -Infinity;
   private closed = false;
-  private readonly rng: Rng | null;
-  private readonly scheduler: Scheduler;
-  /** The caller's scheduler, handed to connections for their re-authentication timers (theirs stay unref'd otherwise). */
-  private readonly injectedScheduler: Scheduler | null;
+  /** The client's time: every part built on this client reads it (see ClientOptions.clock). */
+  readonly clock: Clock;
+  /** The client's timers (see ClientOptions.scheduler). */
+  readonly scheduler: Scheduler;
+  /** The client's randomness; parts fork from it (see ClientOptions.rng). */
+  readonly rng: Rng;
+  /** The seed of `rng` when the client picked it (no rng passed), for replaying a run; null otherwise. */
+  readonly seed: number | null;
 
   constructor(opts: ClientOptions) {
     this.bootstrap = parseBootstrap(opts.bootstrap);
@@ -162,9 +180,10 @@ export class Client {
     this.retryOptions = { ...DEFAULT_RETRY, ...opts.retry };
     this.metadataMaxAgeMs = opts.metadataMaxAgeMs ?? DEFAULT_METADATA_MAX_AGE_MS;
     this.factory = opts.webSocketFactory ?? defaultFactory();
-    this.rng = opts.rng ?? null;
-    this.scheduler = opts.scheduler ?? TIMEOUT_SCHEDULER;
-    this.injectedScheduler = opts.scheduler ?? null;
+    this.clock = opts.clock ?? SystemClock;
+    this.scheduler = opts.scheduler ?? KeepAliveScheduler;
+    this.seed = opts.rng ? null : entropySeed();
+    this.rng = opts.rng ?? new SeededRng(this.seed!);
     for (const [k, v] of Object.entries({ requestTimeoutMs: this.requestTimeoutMs, connectTimeoutMs: this.connectTimeoutMs, metadataMaxAgeMs: this.metadataMaxAgeMs })) {
       if (!(Number.isSafeInteger(v) && v > 0)) throw new SluiceError(Errors.INVALID_CONFIG, `${k} must be a positive integer`);
     }
@@ -184,7 +203,7 @@ export class Client {
     const p = BrokerConnection.connect(url, {
       factory: this.factory, clientId: this.clientId, connectTimeoutMs: this.connectTimeoutMs, requestTimeoutMs: this.requestTimeoutMs,
       ...(this.sasl ? { sasl: this.sasl } : {}),
-      ...(this.injectedScheduler ? { scheduler: this.injectedScheduler } : {}),
+      scheduler: this.scheduler,
     });
     this.conns.set(url, p);
     p.then((conn) => conn.onClose(() => {
@@ -295,7 +314,7 @@ export class Client {
   }
 
   private metadataExpired(): boolean {
-    return performance.now() - this.lastRefreshMs > this.metadataMaxAgeMs;
+    return this.clock.monotonicMs() - this.lastRefreshMs > this.metadataMaxAgeMs;
   }
 
   private absorb(md: MetadataResponse, allTopics: boolean): void {
@@ -318,7 +337,7 @@ export class Client {
       this.topics.set(t.name, { name: t.name, topicId: t.topicId, partitions });
     }
     if (allTopics) for (const name of [...this.topics.keys()]) if (!seen.has(name)) this.topics.delete(name);
-    this.lastRefreshMs = performance.now();
+    this.lastRefreshMs = this.clock.monotonicMs();
   }
 
   // ---- retries -----------------------------------------------------------------
@@ -336,9 +355,9 @@ export class Client {
       } catch (err) {
         if (!isSluiceError(err) || !err.retriable || n >= r.retries || this.closed) throw err;
         this.noteError(err);
-        const delayMs = backoffMs(n, r, this.rng ? () => this.rng!.next() : Math.random);
+        const delayMs = backoffMs(n, r, () => this.rng.next());
         this.logger.debug({ what, attempt: n + 1, err: err.message, delayMs }, 'retrying');
-        await new Promise<void>((resolve) => this.scheduler.schedule(delayMs, resolve));
+        await this.sleep(delayMs);
       }
     }
   }
@@ -354,19 +373,20 @@ export class Client {
     return this.closed;
   }
 
+  /** Resolves after `ms` on the client's scheduler. */
+  sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => this.scheduler.schedule(ms, resolve));
+  }
+
   private ensureOpen(): void {
     if (this.closed) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the client is closed');
   }
 }
 
 /** Exponential backoff with full jitter: uniform in [0, min(max, initial * 2^n)], at least 1 ms. */
-export function backoffMs(attempt: number, r: RetryOptions, random: () => number = Math.random): number {
+export function backoffMs(attempt: number, r: RetryOptions, random: () => number): number {
   const cap = Math.min(r.maxRetryTimeMs, r.initialRetryTimeMs * 2 ** Math.min(attempt, 30));
   return Math.max(1, Math.round(random() * cap));
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A per-partition error code as a typed error (null for NONE). */

@@ -89,7 +89,8 @@ export class Fetcher {
   private bufferedTotal = 0;
   private reservedTotal = 0;
   private running = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the retry timer (on the client's scheduler); null when none is armed. */
+  private cancelTimer: (() => void) | null = null;
   private timerAtMs = Infinity;
   private cursor = 0;
   private metadataRefreshing = false;
@@ -104,8 +105,8 @@ export class Fetcher {
   /** No new fetches; answers still in flight are dropped when they come back. Buffers are kept. */
   stop(): void {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
     this.timerAtMs = Infinity;
   }
 
@@ -210,7 +211,7 @@ export class Fetcher {
 
   private pump(): void {
     if (!this.running) return;
-    const now = performance.now();
+    const now = this.client.clock.monotonicMs();
     const unknown = [...this.parts.values()].filter((s) => s.position === null && !s.initializing && s.retryAtMs <= now);
     if (unknown.length > 0) void this.initialize(unknown);
     const byBroker = new Map<number, Array<{ s: PartitionState; epoch: number }>>();
@@ -237,7 +238,7 @@ export class Fetcher {
     const p = this.client.cachedTopic(s.topic)?.partitions[s.partition];
     if (p && p.leader >= 0) return { id: p.leader, epoch: p.leaderEpoch };
     this.refreshMetadata(s.topic);
-    s.retryAtMs = performance.now() + this.opts.retryBackoffMs;
+    s.retryAtMs = this.client.clock.monotonicMs() + this.opts.retryBackoffMs;
     return null;
   }
 
@@ -255,17 +256,17 @@ export class Fetcher {
     let at = Infinity;
     for (const s of this.parts.values()) if (s.retryAtMs > now && !s.inFlight && !s.initializing) at = Math.min(at, s.retryAtMs);
     if (at === Infinity || at >= this.timerAtMs) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.cancelTimer?.();
     this.timerAtMs = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    this.cancelTimer = this.client.scheduler.schedule(Math.max(1, Math.ceil(at - now)), () => {
+      this.cancelTimer = null;
       this.timerAtMs = Infinity;
       this.pump();
-    }, Math.max(1, Math.ceil(at - now)));
+    });
   }
 
   private backoff(s: PartitionState): void {
-    s.retryAtMs = performance.now() + this.opts.retryBackoffMs;
+    s.retryAtMs = this.client.clock.monotonicMs() + this.opts.retryBackoffMs;
   }
 
   // ---- positions ---------------------------------------------------------------

@@ -24,6 +24,7 @@
 // (assigned()) and not yet taken back (revoke()/lost()).
 
 import { Errors, isSluiceError, SluiceError } from '../util/errors.js';
+import type { Rng } from '../util/rng.js';
 import type { JoinGroupResponse } from '../protocol/apis/groups.js';
 import type { MemberSubscription, PartitionAssignor, RebalanceProtocol } from '../groups/assignors.js';
 import {
@@ -83,6 +84,8 @@ export class GroupMembership {
   private leaderView: { topics: string[]; counts: Map<string, number> } | null = null;
   private nextMetadataCheckMs = 0;
   private failures = 0;
+  /** The jitter of rejoin backoff: forked from the client's Rng. */
+  private readonly rng: Rng;
 
   constructor(
     private readonly client: Client,
@@ -90,7 +93,9 @@ export class GroupMembership {
     private readonly opts: ResolvedConsumerOptions,
     private readonly host: MembershipHost,
     private readonly logger: ClientLogger,
-  ) {}
+  ) {
+    this.rng = client.rng.fork();
+  }
 
   start(): void {
     if (this.active) return;
@@ -157,11 +162,11 @@ export class GroupMembership {
       try {
         if (this.needsRejoin) {
           await this.abortable(this.rebalance());
-          nextHeartbeatMs = performance.now() + this.opts.heartbeatIntervalMs;
+          nextHeartbeatMs = this.client.clock.monotonicMs() + this.opts.heartbeatIntervalMs;
         } else {
-          await this.pause(nextHeartbeatMs - performance.now());
+          await this.pause(nextHeartbeatMs - this.client.clock.monotonicMs());
           if (!this.active || this.needsRejoin) continue;
-          nextHeartbeatMs = performance.now() + this.opts.heartbeatIntervalMs;
+          nextHeartbeatMs = this.client.clock.monotonicMs() + this.opts.heartbeatIntervalMs;
           await this.abortable(this.heartbeat());
           await this.abortable(this.checkMetadata());
         }
@@ -169,7 +174,7 @@ export class GroupMembership {
       } catch (err) {
         if (err instanceof Stopped || !this.active) break;
         if (!this.recover(err)) return;
-        await this.pause(backoffMs(this.failures++, REJOIN_BACKOFF));
+        await this.pause(backoffMs(this.failures++, REJOIN_BACKOFF, () => this.rng.next()));
       }
     }
   }
@@ -208,7 +213,7 @@ export class GroupMembership {
 
   /** Subscription (RegExp) and, on the leader, partition counts: a change means a rebalance. */
   private async checkMetadata(): Promise<void> {
-    const now = performance.now();
+    const now = this.client.clock.monotonicMs();
     if (now < this.nextMetadataCheckMs) return;
     this.nextMetadataCheckMs = now + this.opts.metadataMaxAgeMs;
     const topics = await this.host.subscribedTopics();
@@ -339,9 +344,9 @@ export class GroupMembership {
   private pause(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      const cancel = this.client.scheduler.schedule(ms, done);
       function done(): void {
-        clearTimeout(timer);
+        cancel();
         resolve();
       }
       this.wakeUp = done;

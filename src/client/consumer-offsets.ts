@@ -9,6 +9,7 @@
 // again, never skipped.
 
 import { Errors, SluiceError } from '../util/errors.js';
+import type { Clock } from '../util/clock.js';
 import type { ClientLogger } from './client.js';
 import {
   commitGroupOffsets, fetchGroupOffsets, type CommitContext, type CoordinatorLink, type OffsetToCommit,
@@ -19,6 +20,8 @@ import { partitionKey } from './consumer-list-offsets.js';
 export interface OffsetBookDeps {
   readonly coord: CoordinatorLink;
   readonly autoCommitIntervalMs: number;
+  /** The client's clock: auto-commit intervals are measured on it. */
+  readonly clock: Clock;
   /** The generation to commit in; null while the consumer is not (yet) a member. */
   readonly context: () => CommitContext | null;
   readonly onCommitted: (offsets: readonly OffsetToCommit[]) => void;
@@ -61,13 +64,13 @@ export class OffsetBook {
   }
 
   async commitIfDue(): Promise<void> {
-    if (performance.now() - this.lastCommitMs < this.deps.autoCommitIntervalMs) return;
+    if (this.deps.clock.monotonicMs() - this.lastCommitMs < this.deps.autoCommitIntervalMs) return;
     await this.commitResolved(null);
   }
 
   /** Commits resolved offsets that moved (only those of `keys` when given); failures are logged, not thrown. */
   async commitResolved(keys: ReadonlySet<string> | null): Promise<void> {
-    this.lastCommitMs = performance.now();
+    this.lastCommitMs = this.deps.clock.monotonicMs();
     if (this.deps.context() === null) return;
     const due = [...this.resolved].filter(([k, o]) => (keys === null || keys.has(k)) && this.committed.get(k) !== o.offset).map(([, o]) => o);
     if (due.length === 0) return;

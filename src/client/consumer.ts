@@ -78,7 +78,8 @@ export class Consumer {
   private readonly pendingSeeks = new Map<string, number>();
   private readonly pausedTopics = new Set<string>();
   private readonly pausedKeys = new Set<string>();
-  private autoCommitTimer: ReturnType<typeof setInterval> | null = null;
+  /** Cancels the next auto-commit check (a timer re-armed after each one); null while not running. */
+  private cancelAutoCommit: (() => void) | null = null;
   private processing: Promise<void> | null = null;
   private loop: Promise<void> = Promise.resolve();
   private wakeUp: (() => void) | null = null;
@@ -99,7 +100,7 @@ export class Consumer {
     this.coord = this.opts.groupId === null ? null : new CoordinatorLink(client, this.opts.groupId);
     this.membership = this.coord === null ? null : new GroupMembership(client, this.coord, this.opts, this.membershipHost(), this.logger);
     this.offsets = this.coord === null ? null : new OffsetBook({
-      coord: this.coord, autoCommitIntervalMs: this.opts.autoCommitIntervalMs, context: () => this.commitContext(), logger: this.logger,
+      coord: this.coord, autoCommitIntervalMs: this.opts.autoCommitIntervalMs, clock: client.clock, context: () => this.commitContext(), logger: this.logger,
       onCommitted: (offsets) => this.emit('offsets.commit', { offsets }), onCommitError: (err) => this.membership?.noteCommitError(err),
     });
     this.delivery = this.deliveryHost();
@@ -267,13 +268,20 @@ export class Consumer {
     else this.startPartitions(this.manual);
     if (this.opts.autoCommit && this.offsets !== null) {
       const book = this.offsets;
-      this.autoCommitTimer = setInterval(() => void book.commitIfDue(), Math.max(1, Math.floor(this.opts.autoCommitIntervalMs / 2)));
+      const everyMs = Math.max(1, Math.floor(this.opts.autoCommitIntervalMs / 2));
+      const arm = (): void => {
+        this.cancelAutoCommit = this.client.scheduler.schedule(everyMs, () => {
+          void book.commitIfDue();
+          arm();
+        });
+      };
+      arm();
     }
   }
 
   private async shutdown(): Promise<void> {
-    if (this.autoCommitTimer) clearInterval(this.autoCommitTimer);
-    this.autoCommitTimer = null;
+    this.cancelAutoCommit?.();
+    this.cancelAutoCommit = null;
     this.wake();
     await this.loop.catch(() => undefined);
     this.fetcher.stop();

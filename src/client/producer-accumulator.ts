@@ -16,7 +16,7 @@
 // its batch is done (acknowledged or failed).
 
 import { assert } from '../util/assert.js';
-import type { Clock } from '../util/clock.js';
+import type { Clock, Scheduler } from '../util/clock.js';
 import type { Partitioner } from './partitioners.js';
 import { PartitionQueue, type Acks, type PendingRecord, type ProducerBatch } from './producer-batch.js';
 import { BufferPool } from './producer-memory.js';
@@ -34,8 +34,9 @@ export class RecordAccumulator {
     private readonly opts: ResolvedProducerOptions,
     private readonly partitioner: Partitioner,
     private readonly clock: Clock,
+    scheduler: Scheduler,
   ) {
-    this.pool = new BufferPool(opts.bufferBytesMax);
+    this.pool = new BufferPool(opts.bufferBytesMax, scheduler);
   }
 
   queueFor(topic: string, partition: number): PartitionQueue {

@@ -12,19 +12,21 @@
 
 import { AssertionError, assert } from '../util/assert.js';
 import { Errors, SluiceError } from '../util/errors.js';
+import type { Scheduler } from '../util/clock.js';
 
 interface Waiter {
   readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (err: SluiceError) => void;
-  timer: ReturnType<typeof setTimeout> | null;
+  /** Cancels the waiter's time limit; null once it is served or failed. */
+  cancelTimer: (() => void) | null;
 }
 
 export class BufferPool {
   private used = 0;
   private readonly waiters: Waiter[] = [];
 
-  constructor(readonly bytesMax: number) {
+  constructor(readonly bytesMax: number, private readonly scheduler: Scheduler) {
     assert(Number.isSafeInteger(bytesMax) && bytesMax > 0, `bad bytesMax ${bytesMax}`);
   }
 
@@ -59,14 +61,14 @@ export class BufferPool {
   reserve(bytes: number, waitMs: number): Promise<void> | null {
     if (this.tryReserve(bytes)) return null;
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { bytes, resolve, reject, timer: null };
-      waiter.timer = setTimeout(() => {
+      const waiter: Waiter = { bytes, resolve, reject, cancelTimer: null };
+      waiter.cancelTimer = this.scheduler.schedule(Math.max(0, waitMs), () => {
         const i = this.waiters.indexOf(waiter);
         if (i < 0) return;
         this.waiters.splice(i, 1);
         reject(new SluiceError(Errors.REQUEST_TIMED_OUT, `producer buffer full: ${bytes} bytes not available within ${waitMs} ms (bufferBytesMax ${this.bytesMax})`));
         this.grant(); // the next waiter may fit now that this one left the line
-      }, Math.max(0, waitMs));
+      });
       this.waiters.push(waiter);
     });
   }
@@ -80,7 +82,7 @@ export class BufferPool {
   /** Fails every waiter (the producer is closing). */
   failWaiters(err: SluiceError): void {
     for (const w of this.waiters.splice(0)) {
-      if (w.timer) clearTimeout(w.timer);
+      w.cancelTimer?.();
       w.reject(err);
     }
   }
@@ -88,7 +90,7 @@ export class BufferPool {
   private grant(): void {
     while (this.waiters.length > 0 && this.used + this.waiters[0]!.bytes <= this.bytesMax) {
       const w = this.waiters.shift()!;
-      if (w.timer) clearTimeout(w.timer);
+      w.cancelTimer?.();
       this.used += w.bytes;
       w.resolve();
     }

@@ -41,9 +41,9 @@ export interface ProducerOptions {
   readonly retryBackoffMaxMs?: number;
   /** Default: murmur2 for keys, sticky for keyless records (DefaultPartitioner). */
   readonly partitioner?: Partitioner;
-  /** Record timestamps and timeouts. Default the system clock. */
+  /** Record timestamps and timeouts. Default the client's clock. */
   readonly clock?: Clock;
-  /** Sticky partition choice and retry jitter. Default seeded from Math.random. */
+  /** Sticky partition choice and retry jitter. Default forked from the client's Rng. */
   readonly rng?: Rng;
 }
 

@@ -20,7 +20,7 @@
 // settled exactly once per send.
 
 import { AssertionError } from '../util/assert.js';
-import type { Clock } from '../util/clock.js';
+import type { Clock, Scheduler } from '../util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import type { Rng } from '../util/rng.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
@@ -36,6 +36,7 @@ export interface SenderDeps {
   readonly acc: RecordAccumulator;
   readonly opts: ResolvedProducerOptions;
   readonly clock: Clock;
+  readonly scheduler: Scheduler;
   readonly rng: Rng;
   readonly logger: ClientLogger;
 }
@@ -53,7 +54,8 @@ const SEND_ROUNDS_MAX = 1000;
 export class Sender {
   private scheduled = false;
   private stopped = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the armed wake-up timer; null when none is armed. */
+  private cancelTimer: (() => void) | null = null;
   private readonly inFlightByBroker = new Map<number, number>();
   private identity: ProducerIdentity | null = null;
   /** A batch failed for good or is known unappendable: take a new epoch once the old one's batches are resolved. */
@@ -81,8 +83,8 @@ export class Sender {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
   }
 
   private drain(): void {
@@ -101,13 +103,13 @@ export class Sender {
   }
 
   private armTimer(wakeAtMs: number, nowMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
     if (wakeAtMs === Infinity) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    this.cancelTimer = this.deps.scheduler.schedule(Math.max(0, Math.ceil(wakeAtMs - nowMs)), () => {
+      this.cancelTimer = null;
       this.wake();
-    }, Math.max(0, Math.ceil(wakeAtMs - nowMs)));
+    });
   }
 
   // ---- sending -------------------------------------------------------------------

@@ -19,11 +19,11 @@
 // encoded: do not modify a buffer passed to send() before send() resolves.
 
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
-import { SystemClock, type Clock } from '../util/clock.js';
-import { SeededRng, type Rng } from '../util/rng.js';
+import type { Clock } from '../util/clock.js';
+import type { Rng } from '../util/rng.js';
 import type { RecordInput } from '../record/record-batch.js';
 import { RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
-import { sleep, type Client, type TopicInfo } from './client.js';
+import type { Client, TopicInfo } from './client.js';
 import { toRecordInput, type Message } from './records.js';
 import { DefaultPartitioner, type Partitioner, type PartitionerInput } from './partitioners.js';
 import { RecordAccumulator } from './producer-accumulator.js';
@@ -69,11 +69,11 @@ export class Producer {
 
   constructor(private readonly client: Client, opts: ProducerOptions = {}) {
     this.opts = resolveProducerOptions(opts);
-    this.clock = opts.clock ?? SystemClock;
-    const rng: Rng = opts.rng ?? new SeededRng(Math.floor(Math.random() * 2 ** 32));
+    this.clock = opts.clock ?? client.clock;
+    const rng: Rng = opts.rng ?? client.rng.fork();
     this.partitioner = opts.partitioner ?? new DefaultPartitioner(rng.fork());
-    this.acc = new RecordAccumulator(this.opts, this.partitioner, this.clock);
-    this.sender = new Sender({ client, acc: this.acc, opts: this.opts, clock: this.clock, rng, logger: client.logger });
+    this.acc = new RecordAccumulator(this.opts, this.partitioner, this.clock, client.scheduler);
+    this.sender = new Sender({ client, acc: this.acc, opts: this.opts, clock: this.clock, scheduler: client.scheduler, rng, logger: client.logger });
   }
 
   /** The producer id and epoch batches carry now (null before the first send, and without idempotence). */
@@ -196,7 +196,7 @@ export class Producer {
       } catch (err) {
         const left = deadlineMs - this.clock.monotonicMs();
         if (!isSluiceError(err) || !err.retriable || left <= 0) throw err;
-        await sleep(Math.max(1, Math.min(left, this.opts.retryBackoffMs * 2 ** Math.min(attempt, 10), this.opts.retryBackoffMaxMs)));
+        await this.client.sleep(Math.max(1, Math.min(left, this.opts.retryBackoffMs * 2 ** Math.min(attempt, 10), this.opts.retryBackoffMaxMs)));
       }
     }
   }

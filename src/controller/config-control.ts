@@ -6,9 +6,13 @@
 
 import { brokerConfigDef, BROKER_CONFIGS, configValueProblem, topicConfigDef, TOPIC_CONFIGS } from '../metadata/config-defs.js';
 import type { MetadataImage } from '../metadata/image.js';
-import type { ConfigResourceType, MetadataRecord } from '../metadata/records.js';
+import type { MetadataRecord } from '../metadata/records.js';
 import { Errors, type ErrorInfo } from '../util/errors.js';
 import { clusterConfigs, type CommandContext, type CommandResult } from './context.js';
+import type { DescribedConfig, ResourceResult } from '../protocol/apis/admin-results.js';
+
+// The answers' shapes are the wire's (the client reads them too).
+export type { DescribedConfig, ResourceResult };
 
 export interface AlterConfigsResource {
   readonly resourceType: 'topic' | 'cluster';
@@ -16,13 +20,6 @@ export interface AlterConfigsResource {
   readonly resourceName: string;
   readonly set: Readonly<Record<string, string>>;
   readonly delete: readonly string[];
-}
-
-export interface ResourceResult {
-  readonly resourceType: ConfigResourceType;
-  readonly resourceName: string;
-  readonly errorCode: number;
-  readonly errorMessage: string | null;
 }
 
 function check(image: MetadataImage, r: AlterConfigsResource): { error: ErrorInfo; message: string } | null {
@@ -56,13 +53,6 @@ export function alterConfigs(ctx: CommandContext, resources: readonly AlterConfi
     return { ...base, errorCode: 0, errorMessage: null };
   });
   return { records, response };
-}
-
-export interface DescribedConfig {
-  readonly name: string;
-  readonly value: string;
-  readonly source: 'topic' | 'cluster' | 'default';
-  readonly doc: string;
 }
 
 export function describeConfigs(image: MetadataImage, resourceType: 'topic' | 'cluster', resourceName: string): DescribedConfig[] | null {

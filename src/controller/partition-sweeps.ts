@@ -8,6 +8,7 @@
 import type { MetadataImage, TopicImage } from '../metadata/image.js';
 import { NO_LEADER, type BrokerId, type PartitionChangeRecord } from '../metadata/records.js';
 import type { Logger } from '../util/logger.js';
+import { mutant } from '../util/mutants.js';
 import { brokerSetting, electionContext } from './context.js';
 import { buildPartitionChange, type ChangeRequest } from './decisions/partition-change.js';
 
@@ -37,6 +38,8 @@ function sweep(
 export function fenceSweep(image: MetadataImage, broker: BrokerId, logger: Logger): PartitionChangeRecord[] {
   return sweep(image, logger, (_t, _p, isr, leader) => {
     if (!isr.includes(broker) && leader !== broker) return null;
+    // Deliberate bug (test-only switch): the fenced broker's own partitions stay as they are, led by it.
+    if (leader === broker && mutant('fenced-broker-keeps-leadership')) return null;
     return { isr: isr.filter((b) => b !== broker), excludeLeaders: new Set([broker]) };
   });
 }

@@ -15,11 +15,10 @@ import { collidingTopicName, partitionCountProblem, replicationFactorProblem, to
 import { decideAlterPartition, type AlterPartitionRequest } from './decisions/alter-partition.js';
 import { buildPartitionChange } from './decisions/partition-change.js';
 import { cancelReassignment, isReassigning, originalReplicas, startReassignment, targetReplicas } from './decisions/reassignment.js';
+import type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition } from '../protocol/apis/admin-results.js';
 
-export interface ItemError {
-  readonly errorCode: number;
-  readonly errorMessage: string | null;
-}
+// The answers' shapes are the wire's (the client reads them too).
+export type { CreatedTopic, ItemError, OngoingReassignment, TopicPartition };
 
 const ok: ItemError = { errorCode: 0, errorMessage: null };
 const fail = (info: ErrorInfo, message: string): ItemError => ({ errorCode: info.code, errorMessage: `${info.name}: ${message}` });
@@ -36,13 +35,6 @@ export interface CreatableTopic {
   readonly configs: Readonly<Record<string, string>>;
   /** Explicit assignment: one replica list per partition (overrides count and RF). */
   readonly assignments?: readonly (readonly BrokerId[])[];
-}
-
-export interface CreatedTopic extends ItemError {
-  readonly name: string;
-  readonly topicId: string | null;
-  readonly numPartitions: number;
-  readonly replicationFactor: number;
 }
 
 export function newTopicId(rng: Rng): string {
@@ -195,11 +187,6 @@ export function alterPartition(ctx: CommandContext, req: AlterPartitionRequest):
   return { records: record ? [record] : [], response: { ...ok, leader: after.leader, leaderEpoch: after.leaderEpoch, partitionEpoch: after.partitionEpoch, isr: after.isr } };
 }
 
-export interface TopicPartition {
-  readonly topic: string;
-  readonly partition: number;
-}
-
 export type ElectionType = 'preferred' | 'unclean';
 
 /**
@@ -282,14 +269,6 @@ export function alterReassignments(ctx: CommandContext, items: readonly Reassign
     return { ...tp, ...ok };
   });
   return { records, response };
-}
-
-export interface OngoingReassignment extends TopicPartition {
-  readonly replicas: readonly BrokerId[];
-  readonly addingReplicas: readonly BrokerId[];
-  readonly removingReplicas: readonly BrokerId[];
-  readonly original: readonly BrokerId[];
-  readonly target: readonly BrokerId[];
 }
 
 export function listReassignments(image: MetadataImage): OngoingReassignment[] {

@@ -21,7 +21,7 @@
 
 import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
 import { Errors, type ErrorInfo } from '../util/errors.js';
-import type { Clock } from '../util/clock.js';
+import type { Clock, Scheduler } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
 import type { MetadataImage } from '../metadata/image.js';
@@ -57,6 +57,8 @@ export interface GroupCoordinatorOptions {
   /** The active controller, for creating __consumer_offsets. */
   readonly admin: ControllerCall;
   readonly clock: Clock;
+  /** The groups' session and rebalance timers, and the loader's steps. */
+  readonly scheduler: Scheduler;
   readonly rng: Rng;
   readonly logger: Logger;
   readonly limits?: Partial<CoordinatorLimits>;
@@ -71,7 +73,8 @@ export interface ClientInfo {
 export interface GroupEntry {
   readonly group: Group;
   readonly offsets: GroupOffsets;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the group's armed timer (it runs tick() at timerAtMs); undefined when none is armed. */
+  cancelTimer: (() => void) | undefined;
   timerAtMs: number;
 }
 
@@ -83,9 +86,6 @@ export interface Shard {
 }
 
 export type AppendResult = { readonly error: null; readonly baseOffset: number } | { readonly error: Refusal };
-
-/** Node runs a timer with a longer delay at once; later deadlines are re-armed when the timer fires. */
-const TIMER_DELAY_MS_MAX = 2_147_483_647;
 
 export class GroupCoordinator implements OffsetsHost {
   readonly limits: CoordinatorLimits;
@@ -148,11 +148,13 @@ export class GroupCoordinator implements OffsetsHost {
     const startedMs = this.opts.clock.monotonicMs();
     const endOffset = p.log.logEndOffset;
     try {
-      const loaded = await loadOffsetsPartition(p.log, { endOffset, readBytesMax: this.limits.loadReadBytesMax, cancelled: () => shard.state !== 'loading' });
+      const loaded = await loadOffsetsPartition(p.log, {
+        endOffset, readBytesMax: this.limits.loadReadBytesMax, cancelled: () => shard.state !== 'loading', scheduler: this.opts.scheduler,
+      });
       if (loaded === null || shard.state !== 'loading') return;
       for (const [groupId, g] of loaded.groups) {
         const group = g.snapshot ? Group.restore(groupId, g.snapshot, this.groupDeps()) : new Group(groupId, this.groupDeps());
-        const entry: GroupEntry = { group, offsets: g.offsets, timer: undefined, timerAtMs: 0 };
+        const entry: GroupEntry = { group, offsets: g.offsets, cancelTimer: undefined, timerAtMs: 0 };
         shard.groups.set(groupId, entry);
         this.reschedule(shard, entry);
       }
@@ -170,8 +172,7 @@ export class GroupCoordinator implements OffsetsHost {
     shard.state = 'unloaded';
     if (this.shards.get(shard.partition) === shard) this.shards.delete(shard.partition);
     for (const entry of shard.groups.values()) {
-      clearTimeout(entry.timer);
-      entry.timer = undefined;
+      this.disarm(entry);
       this.dispatch(shard, entry, entry.group.shutdown(Errors.NOT_COORDINATOR, why));
     }
     shard.groups.clear();
@@ -206,7 +207,7 @@ export class GroupCoordinator implements OffsetsHost {
   }
 
   private newEntry(shard: Shard, groupId: string): GroupEntry {
-    const entry: GroupEntry = { group: new Group(groupId, this.groupDeps()), offsets: new Map(), timer: undefined, timerAtMs: 0 };
+    const entry: GroupEntry = { group: new Group(groupId, this.groupDeps()), offsets: new Map(), cancelTimer: undefined, timerAtMs: 0 };
     shard.groups.set(groupId, entry);
     return entry;
   }
@@ -338,7 +339,7 @@ export class GroupCoordinator implements OffsetsHost {
   /** A group that never had a generation and holds nothing is not worth keeping (its id may have been a typo). */
   forgetIfVacant(shard: Shard, entry: GroupEntry): void {
     if (!entry.group.isVacant || [...entry.offsets.values()].some((m) => m.size > 0)) return;
-    clearTimeout(entry.timer);
+    this.disarm(entry);
     if (shard.groups.get(entry.group.groupId) === entry) shard.groups.delete(entry.group.groupId);
   }
 
@@ -351,20 +352,23 @@ export class GroupCoordinator implements OffsetsHost {
   private reschedule(shard: Shard, entry: GroupEntry): void {
     const at = entry.group.nextDeadlineMs();
     if (at === null) {
-      clearTimeout(entry.timer);
-      entry.timer = undefined;
+      this.disarm(entry);
       return;
     }
     // A timer that fires early is harmless (tick() finds nothing due and this re-arms it); one that fires late is not.
-    if (entry.timer !== undefined && entry.timerAtMs <= at) return;
-    clearTimeout(entry.timer);
-    const delayMs = Math.min(Math.max(0, Math.ceil(at - this.opts.clock.monotonicMs())), TIMER_DELAY_MS_MAX);
+    if (entry.cancelTimer !== undefined && entry.timerAtMs <= at) return;
+    this.disarm(entry);
+    const delayMs = Math.max(0, Math.ceil(at - this.opts.clock.monotonicMs()));
     entry.timerAtMs = at;
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
+    entry.cancelTimer = this.opts.scheduler.schedule(delayMs, () => {
+      entry.cancelTimer = undefined;
       if (this.isCurrent(shard, entry)) this.dispatch(shard, entry, entry.group.tick());
-    }, delayMs);
-    entry.timer.unref();
+    });
+  }
+
+  private disarm(entry: GroupEntry): void {
+    entry.cancelTimer?.();
+    entry.cancelTimer = undefined;
   }
 
   // ---- offsets -----------------------------------------------------------------------
@@ -444,7 +448,7 @@ export class GroupCoordinator implements OffsetsHost {
       return res.error;
     }
     if (this.isCurrent(found.shard, entry)) {
-      clearTimeout(entry.timer);
+      this.disarm(entry);
       found.shard.groups.delete(groupId);
     }
     return null;

@@ -1,8 +1,8 @@
 // Loading one __consumer_offsets partition: read its log from the start to
 // the log end offset it had when this broker became its leader, and keep the
 // last value of every key (a tombstone deletes it). Reads go in steps of
-// loadReadBytesMax, yielding to the event loop between steps so a long log
-// does not stall the broker; the load stops early when `cancelled()` says
+// loadReadBytesMax, yielding to the event loop between steps (a zero-delay
+// timer on the injected scheduler) so a long log does not stall the broker; the load stops early when `cancelled()` says
 // leadership moved on. A record that cannot be decoded is skipped and counted.
 
 import { CONTROL_FLAG_MASK } from '../record/batch-header.js';
@@ -11,6 +11,7 @@ import { decodeRecordBatches } from '../record/record-batch.js';
 import { decodeGroupValue, decodeKey, decodeOffsetValue, type CommittedOffset } from './records.js';
 import type { GroupSnapshot } from './membership/types.js';
 import { asBuffer } from '../util/node-bytes.js';
+import type { Scheduler } from '../util/clock.js';
 
 /** A committed offset and where its record is in the log (a later record for the same key wins). */
 export interface StoredOffset extends CommittedOffset {
@@ -36,9 +37,9 @@ export interface LoadOptions {
   readonly endOffset: number;
   readonly readBytesMax: number;
   readonly cancelled: () => boolean;
+  /** Where the load yields between steps (schedule(0)). */
+  readonly scheduler: Scheduler;
 }
-
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The partition's groups and offsets, or null if cancelled. Throws if the log cannot be read. */
 export async function loadOffsetsPartition(log: PartitionLog, opts: LoadOptions): Promise<LoadResult | null> {
@@ -46,7 +47,7 @@ export async function loadOffsetsPartition(log: PartitionLog, opts: LoadOptions)
   const counts = { records: 0, skipped: 0 };
   let offset = log.logStartOffset;
   while (offset < opts.endOffset) {
-    await yieldToEventLoop();
+    await new Promise<void>((resolve) => opts.scheduler.schedule(0, resolve));
     if (opts.cancelled()) return null;
     const r = log.read(offset, opts.readBytesMax, { maxOffset: opts.endOffset });
     if (r.records.length === 0) break;

@@ -37,6 +37,7 @@ import type { Logger } from '../util/logger.js';
 import type { ConnectionInfo } from './server-connection.js';
 import { anonymousSession, principalString, type SecuritySession } from '../security/principal.js';
 import { SystemScheduler, type Scheduler } from '../util/clock.js';
+import { FlowControl } from './flow.js';
 
 export interface KafkaConnectionLimits {
   /** Largest request frame accepted (socket.request.max.bytes). */
@@ -82,7 +83,8 @@ export class KafkaConnection implements ConnectionInfo {
   private frameBytes = -1;
   private readonly slots: Slot[] = [];
   private unsentBytes = 0;
-  private paused = false;
+  /** Read back-pressure: the same rule as the WebSocket listener's (net/flow.ts). */
+  private readonly flow = new FlowControl(() => this.socket.pause(), () => this.socket.resume());
   /** Muted by a quota throttle: frames stay buffered until the timer ends it. */
   private muted = false;
   private unmute: (() => void) | null = null;
@@ -226,15 +228,7 @@ export class KafkaConnection implements ConnectionInfo {
   private updateFlow(): void {
     if (this.closed) return;
     const busy = this.slots.length >= this.limits.requestsInFlightMax || this.muted;
-    const over = busy || this.unsentBytes > this.limits.sendBufferBytesMax;
-    const under = !busy && this.unsentBytes <= this.limits.sendBufferBytesMax / 2;
-    if (over && !this.paused) {
-      this.paused = true;
-      this.socket.pause();
-    } else if (under && this.paused) {
-      this.paused = false;
-      this.socket.resume();
-    }
+    this.flow.update(busy, this.unsentBytes, this.limits.sendBufferBytesMax);
   }
 
   /** ConnectionInfo.close: ends the socket after every answer handed to it so far is written (a SASL failure's answer). */

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
+import { SystemClock, type Clock } from '../util/clock.js';
 
 export interface KeyPair {
   readonly certPem: string;
@@ -23,6 +24,8 @@ export interface IssueOptions {
   readonly validDays?: number;
   /** Days before now the certificate starts being valid (0: now). */
   readonly notBeforeDaysAgo?: number;
+  /** Where "now" comes from for the validity period (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 const SHORT_NAMES: Readonly<Record<string, string>> = { CN: 'commonName', O: 'organizationName', OU: 'organizationalUnitName', C: 'countryName', L: 'localityName', ST: 'stateOrProvinceName' };
@@ -49,7 +52,7 @@ function baseCert(pub: forge.pki.PublicKey, opts: IssueOptions): forge.pki.Certi
   const serial = crypto.randomBytes(16);
   serial[0] = serial[0]! & 0x7f;
   cert.serialNumber = serial.toString('hex');
-  const now = Date.now();
+  const now = (opts.clock ?? SystemClock).nowMs();
   cert.validity.notBefore = new Date(now - (opts.notBeforeDaysAgo ?? 0) * 86_400_000 - 60_000);
   cert.validity.notAfter = new Date(now + (opts.validDays ?? 365) * 86_400_000);
   cert.setSubject(attrs(opts.subject));

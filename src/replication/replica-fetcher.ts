@@ -23,10 +23,15 @@
 // and answers carry only partitions with news. The session is dropped — the
 // next fetch opens a new one — whenever an answer may have been missed: a new
 // link, a failed or timed-out fetch, a session error from the leader.
+//
+// Time: back-offs and idle waits read the injected Clock and sleep on the
+// injected Scheduler, so a simulation runs the fetchers on its own clock.
 
 import { dialOptions, type TlsDialer } from '../net/tls.js';
 import { WebSocket } from 'ws';
 import { AssertionError } from '../util/assert.js';
+import type { Clock, Scheduler } from '../util/clock.js';
+import { mutant } from '../util/mutants.js';
 import { Errors } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { ApiKey } from '../protocol/api-keys.js';
@@ -48,6 +53,8 @@ export interface FetcherOptions {
   readonly brokerEpoch: () => number;
   readonly logger: Logger;
   readonly durability: 'replication' | 'fsync';
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
   readonly factory?: WebSocketFactory;
   /** Log in to leaders' broker listeners with this SASL identity (ws.sasl.required there); none: anonymous. */
   readonly sasl?: SaslOptions;
@@ -117,7 +124,9 @@ export class ReplicaFetcher {
   }
 
   add(p: Partition, leaderEpoch: number): void {
-    this.states.set(p.key, { p, leaderEpoch, state: 'truncating', delayUntilMs: 0 });
+    // Every partition handed over truncates first (against the leader's epochs), whatever it holds.
+    const state = mutant('follower-skips-epoch-truncation') ? 'fetching' : 'truncating';
+    this.states.set(p.key, { p, leaderEpoch, state, delayUntilMs: 0 });
     this.poke();
   }
 
@@ -145,12 +154,12 @@ export class ReplicaFetcher {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const cancel = this.opts.scheduler.schedule(ms, () => {
         this.wake = null;
         resolve();
-      }, ms);
+      });
       this.wake = () => {
-        clearTimeout(timer);
+        cancel();
         resolve();
       };
     });
@@ -158,7 +167,7 @@ export class ReplicaFetcher {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      const now = performance.now();
+      const now = this.opts.clock.monotonicMs();
       const ready = [...this.states.values()].filter((s) => s.delayUntilMs <= now);
       if (ready.length === 0) {
         const next = Math.min(...[...this.states.values()].map((s) => s.delayUntilMs));
@@ -242,7 +251,7 @@ export class ReplicaFetcher {
         const s = this.current(t.name, a.partition, sent);
         if (!s) continue;
         if (a.errorCode !== 0) {
-          s.delayUntilMs = performance.now() + this.backoffMs;
+          s.delayUntilMs = this.opts.clock.monotonicMs() + this.backoffMs;
           continue;
         }
         this.isolated(s, 'truncation', () => this.applyEpochAnswer(s, asked.get(s.p.key)!, a));
@@ -278,7 +287,7 @@ export class ReplicaFetcher {
     } catch (err) {
       if (err instanceof AssertionError) throw err;
       this.opts.logger.warn({ topic: s.p.topic, partition: s.p.index, err: (err as Error).message }, `${what} failed; backing off this partition`);
-      s.delayUntilMs = performance.now() + this.backoffMs;
+      s.delayUntilMs = this.opts.clock.monotonicMs() + this.backoffMs;
       return false;
     }
   }
@@ -349,7 +358,7 @@ export class ReplicaFetcher {
       return;
     }
     if (r.errorCode !== 0) {
-      s.delayUntilMs = performance.now() + this.backoffMs;
+      s.delayUntilMs = this.opts.clock.monotonicMs() + this.backoffMs;
       return;
     }
     const records = toBuffer(r.records);

@@ -15,9 +15,12 @@
 // The controller is reached through `call` (QuorumClient.controller in a
 // server, which follows NOT_CONTROLLER hints); errors of one heartbeat are
 // logged and the next one retries, so a controller failover only delays it.
+// Every timer — the heartbeat and the shutdown deadline — runs on the injected
+// Scheduler, so a simulation can pause, delay or speed up a broker's beats.
 
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
+import type { Scheduler } from '../util/clock.js';
 import { Errors } from '../util/errors.js';
 import type { Endpoint } from '../metadata/records.js';
 
@@ -34,6 +37,8 @@ export interface BrokerLifecycleOptions {
   /** The metadata offset this broker has applied (its image's offset). */
   readonly metadataOffset: () => number;
   readonly rng: Rng;
+  /** Arms the heartbeat and the shutdown deadline. */
+  readonly scheduler: Scheduler;
   readonly logger: Logger;
   readonly heartbeatIntervalMs?: number;
   readonly shutdownTimeoutMs?: number;
@@ -46,7 +51,8 @@ export class BrokerLifecycle {
   private stateNow: BrokerState = 'starting';
   private brokerEpoch = -1;
   private incarnationId: string;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the armed heartbeat (undefined: none armed). */
+  private cancelBeat: (() => void) | undefined;
   private readonly waiters: Array<{ state: BrokerState; resolve: () => void }> = [];
   private beating = false;
 
@@ -80,32 +86,32 @@ export class BrokerLifecycle {
     this.setState('shuttingDown');
     if (!registered) return this.stop();
     this.schedule(0);
-    let timeout: ReturnType<typeof setTimeout> | undefined;
+    let cancelTimeout = (): void => undefined;
     await Promise.race([
       this.when('stopped'),
       new Promise<void>((r) => {
-        timeout = setTimeout(r, this.opts.shutdownTimeoutMs ?? 10_000);
+        cancelTimeout = this.opts.scheduler.schedule(this.opts.shutdownTimeoutMs ?? 10_000, r);
       }),
     ]);
-    clearTimeout(timeout);
+    cancelTimeout();
     if ((this.stateNow as BrokerState) !== 'stopped') this.opts.logger.warn('controlled shutdown timed out; stopping anyway');
     this.stop();
   }
 
   /** Stops heartbeating at once (a crash-like stop; the session will expire). */
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelBeat?.();
+    this.cancelBeat = undefined;
     this.setState('stopped');
   }
 
   private schedule(delayMs: number): void {
     if (this.stateNow === 'stopped') return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    this.cancelBeat?.();
+    this.cancelBeat = this.opts.scheduler.schedule(delayMs, () => {
+      this.cancelBeat = undefined;
       void this.beat();
-    }, delayMs);
+    });
   }
 
   private async beat(): Promise<void> {

@@ -195,7 +195,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
   const ref: { lifecycle?: BrokerLifecycle } = {};
   const replicas = new ReplicaManager({
-    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: opts.clock, logger: log.child({ component: 'replicas' }),
+    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, logger: log.child({ component: 'replicas' }),
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
@@ -206,7 +206,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
-    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: opts.clock, rng: opts.rng.fork(),
+    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: opts.clock, scheduler: opts.scheduler, rng: opts.rng.fork(),
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
@@ -262,7 +262,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const lc = new BrokerLifecycle({
     brokerId: opts.nodeId, clusterId: opts.clusterId, rack: s.rack ?? null,
     endpoints: [{ name: BROKER_ENDPOINT, url }, ...(kafkaUrl ? [{ name: KAFKA_ENDPOINT, url: kafkaUrl }] : []), ...(opts.extraEndpoints ?? [])],
-    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng,
+    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng, scheduler: opts.scheduler,
     logger: log.child({ component: 'lifecycle' }), heartbeatIntervalMs: s.heartbeatIntervalMs,
   });
   ref.lifecycle = lc;

@@ -5,8 +5,10 @@
 // (source 'default'), and leaves keys someone already set alone — the first
 // node to start with a file seeds the cluster, `sluice configs alter
 // --cluster` changes it later. Retried in the background until it succeeds,
-// the node stops, or `deadlineMs` passes (then logged, not fatal).
+// the node stops, or `deadlineMs` passes (then logged, not fatal) — on the
+// node's injected clock and scheduler.
 
+import type { Clock, Scheduler } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
@@ -17,11 +19,12 @@ export function offerClusterDefaults(
   defaults: Readonly<Record<string, string>>,
   call: ControllerCall,
   logger: Logger,
+  time: { readonly clock: Clock; readonly scheduler: Scheduler },
   opts: { deadlineMs?: number; retryMs?: number; stopped?: () => boolean } = {},
 ): Promise<void> {
   const keys = Object.keys(defaults);
   if (keys.length === 0) return Promise.resolve();
-  const deadline = performance.now() + (opts.deadlineMs ?? 120_000);
+  const deadline = time.clock.monotonicMs() + (opts.deadlineMs ?? 120_000);
   const attempt = async (): Promise<void> => {
     const described = await call<{ errorCode: number; configs?: DescribedConfig[] }>('describeConfigs', { resourceType: 'cluster', resourceName: '' });
     const unset = keys.filter((k) => described.configs?.find((c) => c.name === k)?.source === 'default');
@@ -39,11 +42,11 @@ export function offerClusterDefaults(
         await attempt();
         return;
       } catch (err) {
-        if (performance.now() > deadline) {
+        if (time.clock.monotonicMs() > deadline) {
           logger.warn({ err: (err as Error).message, keys }, 'could not offer the config file\'s cluster configs');
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, opts.retryMs ?? 500));
+        await new Promise((resolve) => time.scheduler.schedule(opts.retryMs ?? 500, () => resolve(undefined)));
       }
     }
   })();

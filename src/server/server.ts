@@ -138,7 +138,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
-      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock, rng: rng.fork(),
+      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock, scheduler, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = withDescribeQuorum(createControllerApi(controller), node);
@@ -218,7 +218,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   let stopping: Promise<void> | undefined;
   if (metadata && Object.keys(cfg.clusterDefaults).length > 0) {
     const seeding = quorumClient();
-    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { stopped: () => stopping !== undefined });
+    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock: SystemClock, scheduler: SystemScheduler }, { stopped: () => stopping !== undefined });
   }
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
     stopping ??= (async () => {

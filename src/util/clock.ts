@@ -44,23 +44,49 @@ export interface Scheduler {
 /** setTimeout longer than this fires at once (Node's limit); longer delays are clamped to it. */
 const TIMER_DELAY_MAX_MS = 2 ** 31 - 1;
 
+/** The timer functions of the runtime: Node has setImmediate and unref'able timers, browsers have neither. */
+interface RuntimeTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(t: unknown): void;
+  setImmediate?: (fn: () => void) => unknown;
+  clearImmediate?: (t: unknown) => void;
+}
+
 /**
- * Real timers, unref'd: a pending one never keeps the process alive.
- * A zero delay uses setImmediate, so slices of background work let I/O
- * callbacks (the request path) run between them.
+ * Real timers on any runtime (Node, browsers, workers). `keepAlive: false`
+ * unrefs each timer where the runtime can (Node), so a pending one never keeps
+ * the process alive: a server's sockets do that. A zero delay uses setImmediate
+ * where there is one, so slices of background work let I/O callbacks (the
+ * request path) run between them; elsewhere setTimeout(0).
  */
-export const SystemScheduler: Scheduler = {
-  schedule(delayMs, fn) {
-    if (delayMs <= 0) {
-      const immediate = setImmediate(fn);
-      immediate.unref();
-      return () => clearImmediate(immediate);
-    }
-    const timer = setTimeout(fn, Math.min(delayMs, TIMER_DELAY_MAX_MS));
-    timer.unref();
-    return () => clearTimeout(timer);
-  },
-};
+function realTimers(keepAlive: boolean): Scheduler {
+  const rt = globalThis as unknown as RuntimeTimers;
+  const unref = (t: unknown): void => {
+    if (!keepAlive) (t as { unref?: () => void } | null)?.unref?.();
+  };
+  return {
+    schedule(delayMs, fn) {
+      if (delayMs <= 0 && rt.setImmediate && rt.clearImmediate) {
+        const immediate = rt.setImmediate(fn);
+        unref(immediate);
+        return () => rt.clearImmediate!(immediate);
+      }
+      const timer = rt.setTimeout(fn, Math.min(Math.max(0, delayMs), TIMER_DELAY_MAX_MS));
+      unref(timer);
+      return () => rt.clearTimeout(timer);
+    },
+  };
+}
+
+/** Real timers, unref'd where the runtime allows: a pending one never keeps the process alive (servers). */
+export const SystemScheduler: Scheduler = realTimers(false);
+
+/**
+ * Real timers that keep a Node process alive while pending: the client's
+ * default, because its callers await them (a script waiting out a retry
+ * backoff or a linger must not exit under it). The same on browsers.
+ */
+export const KeepAliveScheduler: Scheduler = realTimers(true);
 
 /** Timers that run only when a test advances them (with the ManualClock it owns). */
 export class ManualScheduler implements Scheduler {

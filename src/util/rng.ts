@@ -82,3 +82,14 @@ export class SeededRng implements Rng {
 function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
+
+/**
+ * A seed from the runtime's entropy (Web Crypto's getRandomValues: Node 20,
+ * browsers, workers) for the one place a process or a client picks its seed;
+ * everything after that forks from the seeded Rng, so a run can be replayed
+ * from the logged seed.
+ */
+export function entropySeed(): number {
+  const words = (globalThis as unknown as { crypto: { getRandomValues(a: Uint32Array): Uint32Array } }).crypto.getRandomValues(new Uint32Array(1));
+  return words[0]!;
+}

@@ -5,6 +5,10 @@
 // a leader change, dropped answers, in-order resends after OUT_OF_ORDER,
 // epoch renewal after a hole, compression, timeouts and close. Real-cluster
 // behaviour is in test/integration/producer.test.ts.
+//
+// Tests of timing (linger, deliveryTimeoutMs, maxBlockMs) run the client on a
+// ManualClock/ManualScheduler: the test moves time and checks each bound to
+// the millisecond, while the sockets underneath stay real.
 import '../../src/node.js'; // Node runtime: native CRC32C and every codec
 import { expect } from 'chai';
 import { Client } from '../../src/client/client.js';
@@ -14,6 +18,7 @@ import { Producer, type ProducerOptions, type RecordMetadata } from '../../src/c
 import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/record/batch-header.js';
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 import { FakeCluster, type ProduceAction } from './fake-cluster.js';
 
 async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -52,12 +57,16 @@ describe('client: Producer', function () {
   let cluster: FakeCluster;
   let client: Client;
   let producer: Producer;
+  /** The client's timers and clock in the tests of timing (null: real ones). */
+  let manual: ManualScheduler | null;
 
-  async function setup(opts: ProducerOptions = {}, topics: Record<string, number> = { t: 1 }, brokers = 1): Promise<void> {
+  async function setup(opts: ProducerOptions = {}, topics: Record<string, number> = { t: 1 }, brokers = 1, manualTime = false): Promise<void> {
     cluster = await FakeCluster.start(brokers, topics);
+    manual = manualTime ? new ManualScheduler() : null;
     client = new Client({
       bootstrap: cluster.urls, webSocketFactory: nodeWebSocketFactory, requestTimeoutMs: 400,
       retry: { retries: 5, initialRetryTimeMs: 5, maxRetryTimeMs: 50 },
+      ...(manual ? { clock: manual.clock, scheduler: manual } : {}),
     });
     producer = new Producer(client, { rng: new SeededRng(11), retryBackoffMs: 5, retryBackoffMaxMs: 20, ackTimeoutMs: 100, ...opts });
   }
@@ -67,6 +76,23 @@ describe('client: Producer', function () {
     await producer?.close().catch(() => undefined);
     await cluster?.stop();
   });
+
+  /** Moves manual time in `stepMs` steps, letting real I/O run between them, until `cond` holds; returns the manual time then. */
+  async function advanceUntil(what: string, cond: () => boolean, stepMs: number): Promise<number> {
+    for (let steps = 0; !cond(); steps++) {
+      if (steps > 10_000) throw new Error(`manual time ran out waiting for ${what}`);
+      manual!.advance(stepMs);
+      await settle();
+    }
+    return manual!.clock.monotonicMs();
+  }
+
+  /** A promise's outcome as a value, so a test can look at it without awaiting it. */
+  function track<T>(p: Promise<T>): { settled: boolean; error: SluiceError | null } {
+    const t = { settled: false, error: null as SluiceError | null };
+    p.then(() => { t.settled = true; }, (err: SluiceError) => { t.settled = true; t.error = err; });
+    return t;
+  }
 
   const values = (topic: string, partition: number) => cluster.read(topic, partition).map((r) => r.value!.toString());
 
@@ -109,11 +135,23 @@ describe('client: Producer', function () {
     expect(producer.identity).to.deep.equal({ producerId: 1000n, producerEpoch: 0 });
   });
 
-  it('sends a batch once lingerMs passes, with the records that came meanwhile', async () => {
-    await setup({ lingerMs: 500 });
-    await producer.send({ topic: 't', messages: [{ value: 'warm-up' }] });
-    const res = await Promise.all([0, 1, 2].map((i) => producer.send({ topic: 't', messages: [{ value: `r${i}` }] })));
-    expect(res.flat().map((r) => r.offset)).to.deep.equal([1, 2, 3]);
+  it('sends a batch once lingerMs passes (to the millisecond, on the client clock), with the records that came meanwhile', async () => {
+    await setup({ lingerMs: 500 }, { t: 1 }, 1, true);
+    const warmUp = producer.send({ topic: 't', messages: [{ value: 'warm-up' }] });
+    await waitFor('the producer id', () => producer.identity !== null);
+    await settle();
+    manual!.advance(499);
+    await settle();
+    expect(cluster.events, 'nothing before the linger passes').to.have.length(0);
+    manual!.advance(1);
+    expect((await warmUp)[0]!.offset).to.equal(0);
+    const later = Promise.all([0, 1, 2].map((i) => producer.send({ topic: 't', messages: [{ value: `r${i}` }] })));
+    await settle();
+    manual!.advance(499);
+    await settle();
+    expect(cluster.events).to.have.length(1);
+    manual!.advance(1);
+    expect((await later).flat().map((r) => r.offset)).to.deep.equal([1, 2, 3]);
     expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([1, 3]);
   });
 
@@ -138,17 +176,25 @@ describe('client: Producer', function () {
   });
 
   it('fails a ready batch still waiting for a request slot once deliveryTimeoutMs passes', async () => {
-    await setup({ lingerMs: 0, maxInFlightRequestsPerConnection: 1, deliveryTimeoutMs: 300, ackTimeoutMs: 100 });
+    await setup({ lingerMs: 0, maxInFlightRequestsPerConnection: 1, deliveryTimeoutMs: 300, ackTimeoutMs: 100 }, { t: 1 }, 1, true);
     cluster.onProduce = () => ({ kind: 'delay', until: new Promise<void>(() => undefined) });
     const stuck = producer.send({ topic: 't', messages: [{ value: 'r0' }] });
     await waitFor('the first batch at the broker', () => cluster.events.length === 1);
-    const waiting = producer.send({ topic: 't', messages: [{ value: 'r1' }] });
-    expectCode(await rejection(waiting), Errors.REQUEST_TIMED_OUT);
+    const waiting = track(producer.send({ topic: 't', messages: [{ value: 'r1' }] }));
+    await settle();
+    manual!.advance(299);
+    await settle();
+    expect(waiting.settled, 'still within deliveryTimeoutMs').to.equal(false);
+    manual!.advance(1);
+    await waitFor('the waiting batch to fail', () => waiting.settled);
+    expectCode(waiting.error!, Errors.REQUEST_TIMED_OUT);
+    expect(waiting.error!.message).to.match(/deliveryTimeoutMs 300/);
+    // The one in flight fails when its request times out (the link's own timer), its delivery time being over.
     expectCode(await rejection(stuck), Errors.REQUEST_TIMED_OUT);
   });
 
   it('makes send() wait while the buffer is full, and fails it after maxBlockMs', async () => {
-    await setup({ bufferBytesMax: 3 * RECORD_BYTES, batchBytes: RECORD_BYTES, lingerMs: 0 });
+    await setup({ bufferBytesMax: 3 * RECORD_BYTES, batchBytes: RECORD_BYTES, lingerMs: 0 }, { t: 1 }, 1, true);
     let open!: () => void;
     const gate = new Promise<void>((r) => { open = r; });
     cluster.onProduce = () => ({ kind: 'delay', until: gate });
@@ -167,8 +213,17 @@ describe('client: Producer', function () {
 
     const blocked = new Producer(client, { bufferBytesMax: 2 * RECORD_BYTES, batchBytes: RECORD_BYTES, lingerMs: 0, maxBlockMs: 200 });
     cluster.onProduce = () => ({ kind: 'delay', until: new Promise(() => {}) });
+    const atBroker = cluster.events.length;
     void blocked.send({ topic: 't', messages: [{ value: pad('b0') }, { value: pad('b1') }] }).catch(() => undefined);
-    const err = await rejection(blocked.send({ topic: 't', messages: [{ value: pad('b2') }] }));
+    await waitFor('both batches at the broker', () => cluster.events.length === atBroker + 2);
+    const third = track(blocked.send({ topic: 't', messages: [{ value: pad('b2') }] }));
+    await settle();
+    manual!.advance(199);
+    await settle();
+    expect(third.settled, 'still within maxBlockMs').to.equal(false);
+    manual!.advance(1);
+    await waitFor('the blocked send to fail', () => third.settled);
+    const err = third.error!;
     expectCode(err, Errors.REQUEST_TIMED_OUT);
     expect(err.message).to.match(/buffer full/);
     expectCode(await rejection(blocked.send({ topic: 't', messages: [{ value: 'x'.repeat(3 * RECORD_BYTES) }] })), Errors.MESSAGE_TOO_LARGE);
@@ -286,7 +341,7 @@ describe('client: Producer', function () {
   });
 
   it('refuses malformed messages, and fails a send to an unknown topic after maxBlockMs', async () => {
-    await setup({ maxBlockMs: 200 });
+    await setup({ maxBlockMs: 200 }, { t: 1 }, 1, true);
     const bad = [
       { value: 42 as unknown as string },
       { value: 'v', key: {} as unknown as string },
@@ -299,10 +354,16 @@ describe('client: Producer', function () {
       expect(['INVALID_REQUEST', 'INVALID_TIMESTAMP'], JSON.stringify(m)).to.include(err.errorName);
     }
     expectCode(await rejection(producer.send({ topic: '', messages: [{ value: 'v' }] })), Errors.INVALID_TOPIC);
-    expectCode(await rejection(producer.send({ topic: 'nope', messages: [{ value: 'v' }] })), Errors.UNKNOWN_TOPIC_OR_PARTITION);
+    const unknown = track(producer.send({ topic: 'nope', messages: [{ value: 'v' }] }));
+    const failedAtMs = await advanceUntil('the send to an unknown topic to fail', () => unknown.settled, 5);
+    expectCode(unknown.error!, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+    expect(failedAtMs, 'retried (with backoff) until maxBlockMs, not longer').to.be.within(200, 220);
     expect(await producer.send({ topic: 't', messages: [] })).to.deep.equal([]);
     expect(producer.bufferedBytes).to.equal(0);
-    expect((await producer.send({ topic: 't', messages: [{ value: 'fine' }] }))[0]!.offset, 'the producer still works').to.equal(0);
+    const fine = producer.send({ topic: 't', messages: [{ value: 'fine' }] });
+    await settle();
+    manual!.advance(5); // the default linger
+    expect((await fine)[0]!.offset, 'the producer still works').to.equal(0);
   });
 
   for (const [name, codec] of [['gzip', CompressionType.Gzip], ['lz4', CompressionType.Lz4]] as const) {
@@ -320,11 +381,14 @@ describe('client: Producer', function () {
   }
 
   it('fails records that cannot be delivered within deliveryTimeoutMs', async () => {
-    await setup({ deliveryTimeoutMs: 300 });
+    await setup({ deliveryTimeoutMs: 300 }, { t: 1 }, 1, true);
     cluster.setLeader('t', 0, -1);
-    const err = await rejection(producer.send({ topic: 't', messages: [{ value: 'lost' }] }));
+    const lost = track(producer.send({ topic: 't', messages: [{ value: 'lost' }] }));
+    const failedAtMs = await advanceUntil('the undeliverable record to fail', () => lost.settled, 10);
+    const err = lost.error!;
     expectCode(err, Errors.REQUEST_TIMED_OUT);
     expect(err.message).to.match(/deliveryTimeoutMs/);
+    expect(failedAtMs, 'at the delivery deadline').to.be.within(300, 310);
     expect(producer.bufferedBytes).to.equal(0);
   });
 

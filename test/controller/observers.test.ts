@@ -22,7 +22,7 @@ import { QuorumController } from '../../src/controller/service/quorum-controller
 import { createControllerApi } from '../../src/controller/service/controller-api.js';
 import { syncObserverPeers } from '../../src/server/observer-peers.js';
 import { BrokerLifecycle } from '../../src/server/broker-lifecycle.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { freePorts, waitFor } from '../integration/harness.js';
@@ -76,7 +76,7 @@ class InProcessCluster {
     let unsync = (): void => undefined;
     if (voter) {
       controller = new QuorumController({
-        quorum: node, metadata, clusterId: CLUSTER, clock: SystemClock, rng: new SeededRng(30 + id), logger: silentLogger,
+        quorum: node, metadata, clusterId: CLUSTER, clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(30 + id), logger: silentLogger,
         endpoints: voterUrls, observerRetryDelayMs: 20,
       });
       unsync = syncObserverPeers({ metadata, transport, nodeId: id, voters: VOTERS, logger: silentLogger });
@@ -172,7 +172,7 @@ describe('brokers as Raft observers of the metadata log (in process, loopback)',
 
     // Register as brokers do; unfencing needs the observer's own image to reach the registration.
     broker = new BrokerLifecycle({
-      brokerId: OBSERVER, clusterId: CLUSTER, rack: null, rng: new SeededRng(6), logger: silentLogger, heartbeatIntervalMs: 50,
+      brokerId: OBSERVER, clusterId: CLUSTER, rack: null, rng: new SeededRng(6), scheduler: SystemScheduler, logger: silentLogger, heartbeatIntervalMs: 50,
       endpoints: [{ name: 'CLIENT', url: 'ws://127.0.0.1:1' }, { name: METADATA_ENDPOINT, url: observer.url }],
       call: (api, body) => client.controller(api, body),
       metadataOffset: () => observer.metadata.image.offset,

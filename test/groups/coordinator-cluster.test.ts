@@ -4,12 +4,13 @@
 // config), two members join one generation with one leader, sync their
 // assignments, heartbeat and commit; the coordinator's process is SIGKILLed,
 // FindCoordinator names a new broker that loaded the group (same generation,
-// same offsets); then one member's heartbeats stop and, after its session
-// timeout, the other rejoins alone in a new generation.
+// same offsets). Session expiry is timing, tested on the coordinator's
+// manual clock in coordinator.test.ts; this test keeps what only real
+// processes show (a SIGKILLed coordinator, a load over real sockets and disks).
 
 import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/api-keys.js';
-import { CONSUMER_OFFSETS_TOPIC, type JoinGroupResponse } from '../../src/protocol/apis/groups.js';
+import { CONSUMER_OFFSETS_TOPIC } from '../../src/protocol/apis/groups.js';
 import type { BrokerConnection, JoinGroupInput } from '../../src/client/broker-connection.js';
 import { coordinatorPartition } from '../../src/groups/placement.js';
 import { Errors, isSluiceError } from '../../src/util/errors.js';
@@ -19,9 +20,9 @@ import { Connections, connect, startBrokerCluster, waitForFullIsr } from '../int
 const GROUP = 'payments';
 const TOPIC = 'invoices';
 const OFFSETS_PARTITIONS = 3;
-/** a's session outlives the failover; b's is short, so its expiry is quick to wait for. */
+/** Both sessions outlive the failover. */
 const SESSION_A_MS = 30_000;
-const SESSION_B_MS = 6_000;
+const SESSION_B_MS = 20_000;
 const FAILOVER_MS = 60_000;
 
 describe('group coordinator on a real 3-node cluster', function () {
@@ -84,7 +85,7 @@ describe('group coordinator on a real 3-node cluster', function () {
     return (err as { details: { memberId: string } }).details.memberId;
   }
 
-  it('runs a group through join, sync, commits, coordinator failover and a session expiry', async () => {
+  it('runs a group through join, sync, commits and a coordinator failover', async () => {
     const admin = await connect(cluster.brokerUrls[0]!);
     try {
       const altered = await admin.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'offsets.topic.num.partitions': String(OFFSETS_PARTITIONS) } }] });
@@ -148,23 +149,5 @@ describe('group coordinator on a real 3-node cluster', function () {
     const described = (await coord2.describeGroups([GROUP])).groups[0]!;
     expect(described.groupState).to.equal('Stable');
     expect(described.members.map((m) => m.memberId)).to.have.members([idA, idB]);
-
-    // ---- b stops heartbeating: after its session timeout a is told to rejoin, and does so alone.
-    const rejoinTold = await waitFor('a to be told to rejoin', async () => {
-      const err = await coord2.heartbeat({ groupId: GROUP, generationId: 1, memberId: idA }).then(() => null, (e: unknown) => e);
-      if (err === null) return undefined;
-      if (isSluiceError(err, Errors.REBALANCE_IN_PROGRESS)) return true;
-      throw err;
-    }, { timeoutMs: SESSION_B_MS + 20_000, intervalMs: 500 });
-    expect(rejoinTold).to.equal(true);
-    const again: JoinGroupResponse = await coord2.joinGroup(joinInput(idA, SESSION_A_MS, TOPIC));
-    expect(again).to.include({ generationId: 2, leader: idA, memberId: idA });
-    expect(again.members.map((m) => m.memberId)).to.deep.equal([idA]);
-    const sync2 = await coord2.syncGroup({ groupId: GROUP, generationId: 2, memberId: idA, assignments: [{ memberId: idA, assignment: Buffer.from('invoices:0,1,2,3') }] });
-    expect(Buffer.from(sync2.assignment).toString()).to.equal('invoices:0,1,2,3');
-    const stale = await coord2.heartbeat({ groupId: GROUP, generationId: 1, memberId: idB }).then(() => null, (e: unknown) => e);
-    expect(isSluiceError(stale, Errors.UNKNOWN_MEMBER_ID), String(stale)).to.equal(true);
-    const commitB = await coord2.offsetCommit({ groupId: GROUP, generationId: 1, memberId: idB, topics: [{ name: TOPIC, partitions: [{ partition: 2, committedOffset: 5 }] }] });
-    expect(commitB.topics[0]!.partitions[0]!.errorCode, 'a removed member cannot commit').to.equal(Errors.UNKNOWN_MEMBER_ID.code);
   });
 });

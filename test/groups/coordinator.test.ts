@@ -4,14 +4,17 @@
 // __consumer_offsets partition moves to broker 2, which loads the group and
 // its offsets from the replicated log while broker 1 lets go. Also: commits
 // are answered only once replicated, pending joins are released on unload,
-// deletion writes tombstones, and FindCoordinator's answers.
+// deletion writes tombstones, and FindCoordinator's answers. The
+// coordinators' clocks and timers are manual (each broker its own
+// ManualScheduler), so session expiry is tested to the millisecond without
+// waiting; the replica managers under them run on real time.
 
 import { expect } from 'chai';
 import { TestCluster, waitFor, within } from '../replication/replica-harness.js';
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
 import { coordinatorPartition } from '../../src/groups/placement.js';
 import { CONSUMER_OFFSETS_TOPIC, type JoinGroupResponse, type OffsetCommitRequest } from '../../src/protocol/apis/groups.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -28,14 +31,17 @@ describe('group coordinator (in-process, real replica managers)', function () {
   this.timeout(30_000);
   let cluster: TestCluster;
   const coordinators = new Map<number, GroupCoordinator>();
+  const schedulers = new Map<number, ManualScheduler>();
   const createCalls: Created[] = [];
 
   beforeEach(async () => {
     cluster = await TestCluster.start([1, 2], { replicaLagTimeMaxMs: 60_000 });
     createCalls.length = 0;
     for (const id of [1, 2]) {
+      const scheduler = new ManualScheduler();
+      schedulers.set(id, scheduler);
       const c = new GroupCoordinator({
-        brokerId: id, replicas: cluster.node(id).rm, image: () => cluster.image, clock: SystemClock, rng: new SeededRng(id), logger: silentLogger,
+        brokerId: id, replicas: cluster.node(id).rm, image: () => cluster.image, clock: scheduler.clock, scheduler, rng: new SeededRng(id), logger: silentLogger,
         admin: async <T,>(api: string, body: Record<string, unknown>): Promise<T> => {
           expect(api).to.equal('createTopics');
           createCalls.push((body.topics as Created[])[0]!);
@@ -52,6 +58,7 @@ describe('group coordinator (in-process, real replica managers)', function () {
   afterEach(async () => {
     for (const c of coordinators.values()) c.stop();
     coordinators.clear();
+    schedulers.clear();
     await cluster.close();
   });
 
@@ -61,8 +68,12 @@ describe('group coordinator (in-process, real replica managers)', function () {
     cluster.createTopic(CONSUMER_OFFSETS_TOPIC, OFFSETS_ID, [{ replicas: leader === 1 ? [1, 2] : [2, 1] }]);
   }
 
+  /** Waits for the load, running the loader's steps (zero-delay timers) on the broker's manual scheduler. */
   async function active(id: number): Promise<void> {
-    await waitFor(`broker ${id} to load partition 0`, () => coordinator(id).shardStates.get(0) === 'active');
+    await waitFor(`broker ${id} to load partition 0`, () => {
+      schedulers.get(id)!.advance(0);
+      return coordinator(id).shardStates.get(0) === 'active';
+    });
   }
 
   /** A one-member generation through the coordinator on `id`, committed and Stable. */
@@ -126,6 +137,50 @@ describe('group coordinator (in-process, real replica managers)', function () {
     const described = coordinator(2).describeGroups({ groups: [GROUP] }).groups[0]!;
     expect(described).to.include({ groupState: 'Stable', protocolName: 'range' });
     expect(Buffer.from(described.members[0]!.assignment).toString()).to.equal('orders:0,1');
+  });
+
+  it('expires a member whose heartbeats stop at its session deadline on the coordinator clock; the other rejoins alone', async () => {
+    createOffsetsTopic(1);
+    await active(1);
+    const c = coordinator(1);
+    const scheduler = schedulers.get(1)!;
+    const SESSION_A_MS = 30_000;
+    const SESSION_B_MS = 6_000;
+    const join = (memberId: string, sessionTimeoutMs: number) => ({
+      groupId: GROUP, memberId, sessionTimeoutMs, rebalanceTimeoutMs: 10_000, groupInstanceId: null, protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.from('sub') }],
+    });
+    const idA = ((await c.joinGroup(join('', SESSION_A_MS), CLIENT)) as JoinGroupResponse).memberId;
+    const idB = ((await c.joinGroup(join('', SESSION_B_MS), CLIENT)) as JoinGroupResponse).memberId;
+    const [ja, jb] = await within('both joins', Promise.all([c.joinGroup(join(idA, SESSION_A_MS), CLIENT), c.joinGroup(join(idB, SESSION_B_MS), CLIENT)]));
+    expect([ja.generationId, jb.generationId]).to.deep.equal([1, 1]);
+    const leader = ja.leader === idA ? idA : idB;
+    const follower = leader === idA ? idB : idA;
+    const followerSync = Promise.resolve(c.syncGroup({ groupId: GROUP, generationId: 1, memberId: follower, groupInstanceId: null, assignments: [] }));
+    const leaderSync = await within('leader sync', Promise.resolve(c.syncGroup({
+      groupId: GROUP, generationId: 1, memberId: leader, groupInstanceId: null,
+      assignments: [{ memberId: idA, assignment: Buffer.from('orders:0') }, { memberId: idB, assignment: Buffer.from('orders:1') }],
+    })));
+    expect([leaderSync.errorCode, (await within('follower sync', followerSync)).errorCode]).to.deep.equal([0, 0]);
+    const beat = (memberId: string, generationId = 1): number => c.heartbeat({ groupId: GROUP, generationId, memberId, groupInstanceId: null }).errorCode;
+    expect([beat(idA), beat(idB)]).to.deep.equal([0, 0]);
+
+    // b falls silent; a keeps heartbeating. One millisecond before b's deadline nothing has happened.
+    scheduler.advance(SESSION_B_MS - 1);
+    expect(beat(idA), 'before b\'s deadline').to.equal(0);
+    expect(c.describeGroups({ groups: [GROUP] }).groups[0]!.members.map((m) => m.memberId)).to.have.members([idA, idB]);
+    scheduler.advance(1);
+    expect(beat(idA), 'at b\'s deadline').to.equal(Errors.REBALANCE_IN_PROGRESS.code);
+    const again = await within('a rejoins', Promise.resolve(c.joinGroup(join(idA, SESSION_A_MS), CLIENT)));
+    expect(again).to.include({ errorCode: 0, generationId: 2, leader: idA, memberId: idA });
+    expect(again.members.map((m) => m.memberId)).to.deep.equal([idA]);
+    const sync2 = await within('a syncs', Promise.resolve(c.syncGroup({ groupId: GROUP, generationId: 2, memberId: idA, groupInstanceId: null, assignments: [{ memberId: idA, assignment: Buffer.from('orders:0,1') }] })));
+    expect(Buffer.from(sync2.assignment).toString()).to.equal('orders:0,1');
+    expect(beat(idB), 'b was removed').to.equal(Errors.UNKNOWN_MEMBER_ID.code);
+    const commitB = await c.offsetCommit(commit(idB, 1, [[1, 5]]));
+    expect(commitB.topics[0]!.partitions[0]!.errorCode, 'a removed member cannot commit').to.equal(Errors.UNKNOWN_MEMBER_ID.code);
+    const staleA = await c.offsetCommit(commit(idA, 1, [[0, 5]]));
+    expect(staleA.topics[0]!.partitions[0]!.errorCode, 'a member\'s commit from the generation before').to.equal(Errors.ILLEGAL_GENERATION.code);
   });
 
   it('answers a commit only once the ISR has it', async () => {

@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Errors } from '../../src/util/errors.js';
+import { setMutant } from '../../src/util/mutants.js';
 import { GroupDriver, REBALANCE_MS, SESSION_MS, bytes, protocols } from './membership-harness.js';
 import { selectProtocol } from '../../src/groups/membership/protocols.js';
 
@@ -214,6 +215,22 @@ describe('group membership (pure)', () => {
       d.sync(a, 2, { [a]: 'x' });
       d.persistLast();
       expect(d.group.commitProblem(a, null, 2)).to.equal(null);
+    });
+
+    it('takes a stale generation\'s commit only with the stale-generation-commit mutant on (the bug the simulation must catch)', () => {
+      const d = new GroupDriver();
+      const a = d.stableWithOne();
+      d.join(a);
+      d.sync(a, 2, { [a]: 'x' });
+      d.persistLast();
+      expect(d.group.commitProblem(a, null, 1)?.error).to.equal(Errors.ILLEGAL_GENERATION);
+      setMutant('stale-generation-commit');
+      try {
+        expect(d.group.commitProblem(a, null, 1)).to.equal(null);
+      } finally {
+        setMutant(undefined);
+      }
+      expect(d.group.commitProblem(a, null, 1)?.error).to.equal(Errors.ILLEGAL_GENERATION);
     });
 
     it('checks a SyncGroup\'s protocol after its member and generation, as Kafka does', () => {

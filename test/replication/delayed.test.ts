@@ -1,34 +1,37 @@
-// The purgatory of delayed operations (src/replication/delayed.ts): waiters
-// are re-checked when a key they watch is poked, expire at their deadline or
-// on expireKey/expireAll, and complete exactly once whichever comes first.
-// Deadlines are short real timeouts; the tests wait for completions, never
-// for fixed times, and assert no timings.
+// The purgatory of delayed operations (src/replication/delayed.ts) and the
+// operations' Kafka shape: tryComplete completes an operation once its
+// condition holds, onComplete runs exactly once whichever way it completed,
+// onExpiration only when the deadline did it. Operations are re-checked when
+// a key they watch is poked, complete at their deadline or on
+// completeKey/completeAll. Deadlines are timers of a ManualScheduler: the
+// tests move its clock, so "at the deadline" and "not before" are exact.
 
 import { expect } from 'chai';
-import { Purgatory, type Waiter } from '../../src/replication/delayed.js';
+import { DelayedOperation, Purgatory } from '../../src/replication/delayed.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 
-/** A waiter that completes when `ready` is set, counting checks and expiries. */
-class TestWaiter implements Waiter {
+/** An operation that completes when `ready` is set, counting checks, completions and expiries. */
+class TestOp extends DelayedOperation {
   ready = false;
   checks = 0;
-  expiries = 0;
   completions = 0;
-  readonly expired: Promise<void>;
-  private onExpire!: () => void;
-
-  constructor() {
-    this.expired = new Promise((resolve) => (this.onExpire = resolve));
+  expiries = 0;
+  constructor(private readonly onCheck?: () => void) {
+    super();
   }
 
-  check(): boolean {
+  tryComplete(): boolean {
     this.checks++;
-    if (this.ready) this.completions++;
-    return this.ready;
+    this.onCheck?.();
+    return this.ready && this.forceComplete();
   }
 
-  expire(): void {
+  protected onComplete(): void {
+    this.completions++;
+  }
+
+  protected override onExpiration(): void {
     this.expiries++;
-    this.onExpire();
   }
 }
 
@@ -36,104 +39,117 @@ const LONG_MS = 60_000;
 
 describe('replication: purgatory of delayed operations', () => {
   let purgatory: Purgatory;
+  let scheduler: ManualScheduler;
   beforeEach(() => {
-    purgatory = new Purgatory();
-  });
-  afterEach(() => {
-    purgatory.expireAll(); // clears the long timers
+    scheduler = new ManualScheduler();
+    purgatory = new Purgatory(scheduler);
   });
 
-  it('re-checks a waiter when its key is poked, and drops it once complete', () => {
-    const w = new TestWaiter();
-    purgatory.watch(['t-0'], w, LONG_MS);
+  it('completes an operation at once when it can, without watching it', () => {
+    const op = new TestOp();
+    op.ready = true;
+    expect(purgatory.tryCompleteElseWatch(op, ['t-0'], LONG_MS)).to.equal(true);
+    expect([op.checks, op.completions, purgatory.size, scheduler.size]).to.deep.equal([1, 1, 0, 0]);
+  });
+
+  it('re-checks an operation when its key is poked, and drops it once complete', () => {
+    const op = new TestOp();
+    expect(purgatory.tryCompleteElseWatch(op, ['t-0'], LONG_MS)).to.equal(false);
     purgatory.poke('t-0');
-    expect(w.checks).to.equal(1);
+    expect(op.checks).to.equal(2);
     expect(purgatory.size).to.equal(1);
     purgatory.poke('t-1');
-    expect(w.checks, 'another key does not concern it').to.equal(1);
-    w.ready = true;
+    expect(op.checks, 'another key does not concern it').to.equal(2);
+    op.ready = true;
     purgatory.poke('t-0');
-    expect(w.completions).to.equal(1);
+    expect(op.completions).to.equal(1);
     expect(purgatory.size).to.equal(0);
     purgatory.poke('t-0');
-    expect(w.checks, 'gone after completing').to.equal(2);
-    purgatory.expireKey('t-0');
-    expect(w.expiries).to.equal(0);
+    expect(op.checks, 'gone after completing').to.equal(3);
+    purgatory.completeKey('t-0');
+    expect([op.completions, op.expiries]).to.deep.equal([1, 0]);
   });
 
-  it('expires a waiter at its deadline', async () => {
-    const w = new TestWaiter();
-    purgatory.watch(['t-0'], w, 10);
-    await w.expired;
-    expect(w.expiries).to.equal(1);
+  it('expires an operation at its deadline, not before: onComplete, then onExpiration', () => {
+    const op = new TestOp();
+    purgatory.watch(op, ['t-0'], 10);
+    scheduler.advance(9);
+    expect(op.completions, 'not before the deadline').to.equal(0);
+    scheduler.advance(1);
+    expect([op.completions, op.expiries]).to.deep.equal([1, 1]);
     expect(purgatory.size).to.equal(0);
     purgatory.poke('t-0');
-    expect(w.checks, 'an expired waiter is not checked again').to.equal(0);
+    expect(op.checks, 'an expired operation is not checked again').to.equal(0);
   });
 
-  it('expireKey expires the waiters of that key only', () => {
-    const a = new TestWaiter();
-    const b = new TestWaiter();
-    const both = new TestWaiter();
-    purgatory.watch(['t-0'], a, LONG_MS);
-    purgatory.watch(['t-1'], b, LONG_MS);
-    purgatory.watch(['t-0', 't-1'], both, LONG_MS);
-    purgatory.expireKey('t-0');
-    expect([a.expiries, b.expiries, both.expiries]).to.deep.equal([1, 0, 1]);
+  it('completeKey completes the operations of that key only, not as expiries', () => {
+    const a = new TestOp();
+    const b = new TestOp();
+    const both = new TestOp();
+    purgatory.watch(a, ['t-0'], LONG_MS);
+    purgatory.watch(b, ['t-1'], LONG_MS);
+    purgatory.watch(both, ['t-0', 't-1'], LONG_MS);
+    purgatory.completeKey('t-0');
+    expect([a.completions, b.completions, both.completions]).to.deep.equal([1, 0, 1]);
     expect(purgatory.size).to.equal(1);
-    purgatory.expireKey('t-1');
-    expect([a.expiries, b.expiries, both.expiries], 'each expires once').to.deep.equal([1, 1, 1]);
+    purgatory.completeKey('t-1');
+    expect([a.completions, b.completions, both.completions], 'each completes once').to.deep.equal([1, 1, 1]);
+    expect([a.expiries, b.expiries, both.expiries]).to.deep.equal([0, 0, 0]);
     expect(purgatory.size).to.equal(0);
   });
 
-  it('a waiter watching several keys completes once, and its deadline no longer fires', async () => {
-    const w = new TestWaiter();
-    purgatory.watch(['t-0', 't-1', 't-2'], w, 10);
-    w.ready = true;
+  it('an operation watching several keys completes once, and its deadline no longer fires', () => {
+    const op = new TestOp();
+    purgatory.watch(op, ['t-0', 't-1', 't-2'], 10);
+    op.ready = true;
     purgatory.poke('t-1');
     purgatory.poke('t-0');
     purgatory.poke('t-2');
-    expect(w.completions).to.equal(1);
-    expect(w.checks).to.equal(1);
-    // A later deadline on another key fires after the first one would have.
-    const sentinel = new TestWaiter();
-    purgatory.watch(['other'], sentinel, 30);
-    await sentinel.expired;
-    expect(w.expiries).to.equal(0);
+    expect(op.completions).to.equal(1);
+    expect(op.checks).to.equal(1);
+    expect(scheduler.size, 'its deadline timer is cancelled').to.equal(0);
+    scheduler.advance(30);
+    expect(op.expiries).to.equal(0);
     expect(purgatory.size).to.equal(0);
   });
 
-  it('a waiter that expires on one key is not checked or expired through another', () => {
-    const w = new TestWaiter();
-    purgatory.watch(['t-0', 't-1'], w, LONG_MS);
-    purgatory.expireKey('t-1');
-    w.ready = true;
+  it('an operation completed on one key is not checked or completed through another', () => {
+    const op = new TestOp();
+    purgatory.watch(op, ['t-0', 't-1'], LONG_MS);
+    purgatory.completeKey('t-1');
+    op.ready = true;
     purgatory.poke('t-0');
-    purgatory.expireKey('t-0');
-    expect([w.checks, w.expiries]).to.deep.equal([0, 1]);
+    purgatory.completeKey('t-0');
+    expect([op.checks, op.completions]).to.deep.equal([0, 1]);
   });
 
-  it('expireAll expires every waiter once', () => {
-    const ws = [new TestWaiter(), new TestWaiter(), new TestWaiter()];
-    purgatory.watch(['a'], ws[0]!, LONG_MS);
-    purgatory.watch(['a', 'b'], ws[1]!, LONG_MS);
-    purgatory.watch(['c'], ws[2]!, LONG_MS);
-    purgatory.expireAll();
-    expect(ws.map((w) => w.expiries)).to.deep.equal([1, 1, 1]);
+  it('an operation completed from outside (forceComplete) leaves at the next poke, and completes once', () => {
+    const op = new TestOp();
+    purgatory.watch(op, ['t-0'], LONG_MS);
+    expect(op.forceComplete()).to.equal(true);
+    expect(op.forceComplete()).to.equal(false);
+    purgatory.poke('t-0');
+    expect([op.checks, op.completions, purgatory.size]).to.deep.equal([0, 1, 0]);
+  });
+
+  it('completeAll completes every operation once', () => {
+    const ops = [new TestOp(), new TestOp(), new TestOp()];
+    purgatory.watch(ops[0]!, ['a'], LONG_MS);
+    purgatory.watch(ops[1]!, ['a', 'b'], LONG_MS);
+    purgatory.watch(ops[2]!, ['c'], LONG_MS);
+    purgatory.completeAll();
+    expect(ops.map((op) => op.completions)).to.deep.equal([1, 1, 1]);
     expect(purgatory.size).to.equal(0);
+    expect(scheduler.size, 'no deadline timer left').to.equal(0);
   });
 
-  it('a waiter added while a key is being poked is checked on the next poke', () => {
-    const late = new TestWaiter();
-    const first: Waiter = {
-      check: () => {
-        purgatory.watch(['t-0'], late, LONG_MS);
-        return true;
-      },
-      expire: () => expect.fail('completed, not expired'),
-    };
-    purgatory.watch(['t-0'], first, LONG_MS);
+  it('an operation added while a key is being poked is checked on the next poke', () => {
+    const late = new TestOp();
+    const first = new TestOp(() => purgatory.watch(late, ['t-0'], LONG_MS));
+    purgatory.watch(first, ['t-0'], LONG_MS);
+    first.ready = true;
     purgatory.poke('t-0');
+    expect(first.completions).to.equal(1);
     expect(late.checks).to.equal(0);
     expect(purgatory.size).to.equal(1);
     late.ready = true;

@@ -5,16 +5,35 @@
 
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { LeaderState } from '../../src/replication/rules/leader-state.js';
+import { LeaderState, type LeaderFacts } from '../../src/replication/rules/leader-state.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { AssertionError } from '../../src/util/assert.js';
 
 const LAG_MS = 10_000;
 
+/** The partition's side (partition.ts stores these): the committed ISR and the HW, stored once, here. */
+class Facts implements LeaderFacts {
+  constructor(public isr: readonly number[], public highWatermark: number) {}
+  advanceHighWatermark(offset: number): void {
+    expect(offset, 'the HW only moves up').to.be.greaterThan(this.highWatermark);
+    this.highWatermark = offset;
+  }
+}
+
+const factsOf = new WeakMap<LeaderState, Facts>();
+
 function leader(opts: { isr?: number[]; replicas?: number[]; hw?: number; leo?: number; epochStart?: number } = {}) {
   const clock = new ManualClock();
-  const state = new LeaderState(1, 5, opts.epochStart ?? 0, opts.replicas ?? [1, 2, 3], opts.isr ?? [1, 2, 3], opts.hw ?? 0, opts.leo ?? 0, clock, LAG_MS);
+  const facts = new Facts(opts.isr ?? [1, 2, 3], opts.hw ?? 0);
+  const state = new LeaderState(1, 5, opts.epochStart ?? 0, opts.replicas ?? [1, 2, 3], facts, opts.leo ?? 0, clock, LAG_MS);
+  factsOf.set(state, facts);
   return { clock, state };
+}
+
+/** The image committed `isr` (and `replicas`): the partition takes it, then tells the rules. */
+function commitIsr(state: LeaderState, isr: readonly number[], replicas: readonly number[]): boolean {
+  factsOf.get(state)!.isr = [...isr];
+  return state.onIsrCommitted(replicas);
 }
 
 describe('replication rules: leader state', () => {
@@ -63,7 +82,7 @@ describe('replication rules: leader state', () => {
     expect(state.highWatermark).to.equal(0);
     state.onFollowerFetch(2, 10);
     expect(state.highWatermark, 'pending shrink does not yet release HW').to.equal(0);
-    expect(state.onIsrCommitted([1, 2], [1, 2, 3])).to.equal(true);
+    expect(commitIsr(state, [1, 2], [1, 2, 3])).to.equal(true);
     expect(state.highWatermark).to.equal(10);
   });
 
@@ -88,14 +107,14 @@ describe('replication rules: leader state', () => {
     expect(state.ackState(4, 2)).to.equal('wait');
     state.onFollowerFetch(2, 5);
     expect(state.ackState(4, 2)).to.equal('ok');
-    state.onIsrCommitted([1], [1, 2, 3]);
+    commitIsr(state, [1], [1, 2, 3]);
     expect(state.ackState(4, 2)).to.equal('notEnoughReplicasAfterAppend');
     expect(state.hasEnoughReplicas(2)).to.equal(false);
   });
 
   it('asserts its invariants', () => {
     const clock = new ManualClock();
-    expect(() => new LeaderState(1, 0, 0, [1, 2], [2], 0, 0, clock, LAG_MS)).to.throw(AssertionError);
+    expect(() => new LeaderState(1, 0, 0, [1, 2], new Facts([2], 0), 0, clock, LAG_MS)).to.throw(AssertionError);
     const { state } = leader();
     state.onLocalAppend(5);
     expect(() => state.onLocalAppend(4)).to.throw(AssertionError);
@@ -135,7 +154,7 @@ describe('replication rules: leader state, more cases', () => {
             pending = change.newIsr;
           }
         } else if (op.kind === 'commit' && pending) {
-          state.onIsrCommitted(pending, [1, 2, 3]);
+          commitIsr(state, pending, [1, 2, 3]);
           pending = null;
         } else if (op.kind === 'reject') {
           state.clearPendingIsrChange();
@@ -206,7 +225,7 @@ describe('replication rules: leader state, more cases', () => {
     state.onLocalAppend(10);
     clock.advance(LAG_MS + 1);
     state.markIsrChangePending(state.isrChangeToRequest()!.newIsr);
-    state.onIsrCommitted([1], [1, 2]);
+    commitIsr(state, [1], [1, 2]);
     expect(state.highWatermark, 'alone in the ISR, the leader commits its LEO').to.equal(10);
     state.onLocalAppend(12);
     state.onFollowerFetch(2, 11);
@@ -215,7 +234,7 @@ describe('replication rules: leader state, more cases', () => {
     const change = state.isrChangeToRequest();
     expect(change).to.deep.equal({ reason: 'expand', brokers: [2], newIsr: [1, 2] });
     state.markIsrChangePending(change!.newIsr);
-    state.onIsrCommitted([1, 2], [1, 2]);
+    commitIsr(state, [1, 2], [1, 2]);
     expect(state.isr).to.deep.equal([1, 2]);
     expect(state.hasPendingIsrChange).to.equal(false);
   });
@@ -247,9 +266,9 @@ describe('replication rules: leader state, more cases', () => {
   it('follows the replica set the controller commits', () => {
     const { state } = leader({ isr: [1, 2], replicas: [1, 2] });
     state.onLocalAppend(10);
-    state.onIsrCommitted([1, 2], [1, 2, 4]);
+    commitIsr(state, [1, 2], [1, 2, 4]);
     expect(state.follower(4)).to.deep.include({ leo: -1 }); // unknown until it fetches
-    state.onIsrCommitted([1], [1, 4]);
+    commitIsr(state, [1], [1, 4]);
     expect(state.follower(2)).to.equal(undefined);
     expect(state.highWatermark, 'only the leader is left in the ISR').to.equal(10);
   });
@@ -265,7 +284,7 @@ describe('replication rules: leader state, more cases', () => {
     expect(state.ackState(3, 2)).to.equal('ok');
     state.onFollowerFetch(3, 5);
     expect(state.ackState(4, 3)).to.equal('ok');
-    state.onIsrCommitted([1, 2], [1, 2, 3]);
+    commitIsr(state, [1, 2], [1, 2, 3]);
     expect(state.ackState(4, 3)).to.equal('notEnoughReplicasAfterAppend');
     expect(state.hasEnoughReplicas(3)).to.equal(false);
     expect(state.hasEnoughReplicas(2)).to.equal(true);

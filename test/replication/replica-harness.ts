@@ -25,7 +25,7 @@ import type { MetadataImage, PartitionRegistration } from '../../src/metadata/im
 import type { MetadataRecord, PartitionChangeRecord } from '../../src/metadata/records.js';
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../../src/replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../../src/replication/replica-fetcher.js';
-import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { createLogger, silentLogger, type LogLevel, type Logger } from '../../src/util/logger.js';
 import { asBuffer } from '../../src/util/node-bytes.js';
@@ -88,6 +88,13 @@ export interface TestNode {
 export interface ClusterOptions {
   readonly durability?: DurabilityMode;
   readonly replicaLagTimeMaxMs?: number;
+  /**
+   * The brokers' time (default: the system's). A test that reasons about lag
+   * times or rates passes a ManualScheduler and its clock, and moves them
+   * itself; sockets and disks stay real.
+   */
+  readonly clock?: Clock;
+  readonly scheduler?: Scheduler;
 }
 
 export type ControllerMode = 'commit' | 'hold';
@@ -136,7 +143,8 @@ export class TestCluster {
     const logs = LogManager.open({ dataDir, logConfig: {}, clock: SystemClock, scheduler: SystemScheduler, logger });
     const node = { id, dataDir, logs, brokerEpoch: this.nextBrokerEpoch++, running: true } as TestNode;
     node.rm = new ReplicaManager({
-      brokerId: id, logs, brokerLogConfig: DEFAULT_LOG_CONFIG, clock: SystemClock, logger: logger.child({ nodeId: id }),
+      brokerId: id, logs, brokerLogConfig: DEFAULT_LOG_CONFIG, clock: this.opts.clock ?? SystemClock, scheduler: this.opts.scheduler ?? SystemScheduler,
+      logger: logger.child({ nodeId: id }),
       replicaLagTimeMaxMs: this.opts.replicaLagTimeMaxMs ?? 500,
       durability: this.opts.durability ?? 'replication',
       alterPartition: (req) => this.onAlterPartition(req),

@@ -16,6 +16,7 @@ import { ApiKey } from '../../src/protocol/api-keys.js';
 import type { FetchRequest, FetchResponse } from '../../src/protocol/apis/fetch.js';
 import type { DeleteRecordsResponse } from '../../src/protocol/apis/delete-records.js';
 import type { PartitionLog } from '../../src/storage/partition-log.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { readAllBytes } from '../storage/log-test-helpers.js';
 import { batchOf, TestCluster, valuesIn, waitFor, within, type ClusterOptions } from './replica-harness.js';
@@ -183,15 +184,36 @@ describe('replication: replica manager (in-process brokers)', function () {
   });
 
   it('keeps followers of idle partitions in the ISR while their fetches name only a busy partition', async () => {
-    cluster = await TestCluster.start([1, 2, 3], { replicaLagTimeMaxMs: 300 });
+    // Simulated time: the brokers' clock and timers move only when the test says so. Each
+    // acks=all produce waits for both followers (real sockets), then 50 ms pass; over four lag
+    // times the ISR check (every lag time / 2) runs eight times and must find no one lagging.
+    const scheduler = new ManualScheduler();
+    cluster = await TestCluster.start([1, 2, 3], { replicaLagTimeMaxMs: 300, clock: scheduler.clock, scheduler });
     const c = cluster;
     c.createTopic('mixed', 'tid-mixed', Array.from({ length: 10 }, () => ({ replicas: [1, 2, 3] })));
-    const started = Date.now();
-    // A bounded stretch of acks=all traffic on partition 0 lasting several lag times (each produce waits for both followers).
-    for (let i = 0; i < 20_000 && Date.now() - started < 4 * 300; i++) expect((await c.produce(1, 'mixed', -1, batchOf(`v${i}`), { partition: 0 })).errorCode).to.equal(0);
-    expect(Date.now() - started, 'the traffic outlasted the lag time').to.be.greaterThan(2 * 300);
+    const started = scheduler.clock.monotonicMs();
+    for (let i = 0; i < 24; i++) {
+      expect((await c.produce(1, 'mixed', -1, batchOf(`v${i}`), { partition: 0 })).errorCode).to.equal(0);
+      scheduler.advance(50);
+    }
+    expect(scheduler.clock.monotonicMs() - started, 'the traffic outlasted the lag time').to.equal(4 * 300);
     expect(c.alterCalls.filter((call) => call.newIsr.length < 3), 'no ISR shrink').to.deep.equal([]);
     for (let p = 0; p < 10; p++) expect(c.registration('mixed', p).isr).to.have.length(3);
+    // The check does see a follower that stops: broker 3 goes away and simulated time moves on,
+    // 10 ms per real poll (so broker 2's fetches keep arriving in between), until it is shrunk.
+    await c.stopNode(3);
+    const now = (): number => scheduler.clock.monotonicMs();
+    const lagsFrom = c.node(1).rm.partition('mixed', 0)!.leader!.follower(3)!.lastCaughtUpMs + 300;
+    const shrunk = (): boolean => c.alterCalls.some((call) => !call.newIsr.includes(3));
+    await waitFor('a lag time since broker 3 last caught up', () => {
+      scheduler.advance(Math.min(10, lagsFrom - now()));
+      return now() >= lagsFrom;
+    });
+    expect(shrunk(), 'not shrunk within the lag time').to.equal(false);
+    await waitFor('a shrink without broker 3', () => {
+      scheduler.advance(10);
+      return shrunk();
+    });
   });
 
   it('times acks=all out while an ISR follower is down, and asks the controller to shrink it after the lag time', async () => {

@@ -2,7 +2,7 @@
 // second's worth at first, refilled at the rate, capped at one second, and
 // a large batch puts it in debt so the average holds.
 import { expect } from 'chai';
-import { ManualClock } from '../../src/util/clock.js';
+import { ManualClock, ManualScheduler } from '../../src/util/clock.js';
 import { TokenBucket } from '../../src/replication/rules/throttle.js';
 import { batchOf, TestCluster } from './replica-harness.js';
 
@@ -47,17 +47,18 @@ describe('replication throttle (token bucket)', () => {
     afterEach(async () => c?.close());
 
     it('limits replica fetches of a replica being added, and only those', async () => {
-      c = await TestCluster.start([1, 2]);
+      // Simulated time that the test does not move: the bucket never refills, so what gets
+      // through is exactly one second's worth of the rate plus at most one batch.
+      const scheduler = new ManualScheduler();
+      c = await TestCluster.start([1, 2], { clock: scheduler.clock, scheduler });
       c.createTopic('moving', 't-moving', [{ replicas: [1], isr: [1] }]);
       for (let i = 0; i < 5; i++) expect((await c.produce(1, 'moving', 1, batchOf('x'.repeat(1000)))).errorCode).to.equal(0);
       await c.stopNode(2); // its own fetcher would spend the tokens; the test fetches as broker 2
       c.publish([{ type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'leader.replication.throttled.rate', value: '1500' }]);
       c.changePartition('t-moving', 0, { replicas: [1, 2], addingReplicas: [2] });
-      // Fetch as broker 2 until the leader sends nothing: what got through is one second's
-      // worth of the rate plus at most one batch (a read returns at least one whole batch).
+      // Fetch as broker 2 until the leader sends nothing (a read returns at least one whole batch).
       let sent = 0;
       let offset = 0;
-      const started = performance.now();
       for (let i = 0; i < 10; i++) {
         const r = await c.fetch(1, 'moving', offset, { replicaId: 2, currentLeaderEpoch: 0 });
         expect(r.errorCode).to.equal(0);
@@ -65,9 +66,12 @@ describe('replication throttle (token bucket)', () => {
         sent += r.records.length;
         offset += 1;
       }
-      // The bucket refills while the loop runs (real time): allow for that, plus one batch per refill.
-      const refilled = Math.ceil(((performance.now() - started) / 1000) * 1500);
-      expect(sent, 'bytes sent to the added replica before the bucket ran dry').to.be.within(1, 1500 + refilled + 2 * 1100);
+      expect(sent, 'bytes sent to the added replica before the bucket ran dry').to.be.within(1500, 1500 + 1100);
+      const dry = await c.fetch(1, 'moving', offset, { replicaId: 2, currentLeaderEpoch: 0 });
+      expect(dry.records.length, 'nothing while no time passes').to.equal(0);
+      scheduler.advance(1000);
+      const refilled = await c.fetch(1, 'moving', offset, { replicaId: 2, currentLeaderEpoch: 0 });
+      expect(refilled.records.length, 'a second later the bucket has refilled').to.be.greaterThan(0);
       const consumer = await c.fetch(1, 'moving', 0);
       expect(consumer.records.length, 'consumers are not throttled').to.be.greaterThan(5000);
     });

@@ -12,7 +12,7 @@ import { QuorumController } from '../../src/controller/service/quorum-controller
 import { createControllerApi } from '../../src/controller/service/controller-api.js';
 import { createTopics } from '../../src/controller/replication-control.js';
 import { BrokerLifecycle, type ControllerCall } from '../../src/server/broker-lifecycle.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { silentLogger } from '../../src/util/logger.js';
 
@@ -39,7 +39,7 @@ describe('broker lifecycle against a real controller', function () {
       id: 1, voters: [1], raftDir: dir, stateMachine: metadata, transport: { send() {}, close: async () => {} },
       limits: nodeLimits({ tickMs: 10 }), rng: new SeededRng(1), logger: silentLogger,
     });
-    controller = new QuorumController({ quorum: node, metadata, clusterId: 'c1', clock: SystemClock, rng: new SeededRng(2), logger: silentLogger, fenceCheckIntervalMs: 50 });
+    controller = new QuorumController({ quorum: node, metadata, clusterId: 'c1', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(2), logger: silentLogger, fenceCheckIntervalMs: 50 });
     const api = createControllerApi(controller);
     call = <T>(name: string, body: Record<string, unknown>) => api(name, body) as Promise<T>;
     await waitFor(() => controller.isActive && metadata.image.cluster !== null);
@@ -53,7 +53,7 @@ describe('broker lifecycle against a real controller', function () {
 
   const broker = (id: number, offset: () => number = () => metadata.image.offset, seed = 100 + id) => new BrokerLifecycle({
     brokerId: id, clusterId: 'c1', endpoints: [{ name: 'CLIENT', url: `ws://127.0.0.1:${9100 + id}` }], rack: null,
-    call, metadataOffset: offset, rng: new SeededRng(seed), logger: silentLogger, heartbeatIntervalMs: 50, shutdownTimeoutMs: 5_000,
+    call, metadataOffset: offset, rng: new SeededRng(seed), scheduler: SystemScheduler, logger: silentLogger, heartbeatIntervalMs: 50, shutdownTimeoutMs: 5_000,
   });
 
   it('registers fenced, is unfenced only once its metadata caught up, then runs', async () => {

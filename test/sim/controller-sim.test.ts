@@ -12,12 +12,13 @@ import { QuorumController } from '../../src/controller/service/quorum-controller
 import type { AlterPartitionResult, CreatedTopic } from '../../src/controller/replication-control.js';
 import { MetadataImage, type BrokerRegistration, type PartitionRegistration, type TopicImage } from '../../src/metadata/image.js';
 import { MetadataStateMachine } from '../../src/metadata/state-machine.js';
-import { SystemClock } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { setMutant, type MutantName } from '../../src/util/mutants.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { SimFailure } from './cluster.js';
-import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerRunReport } from './controller-sim.js';
+import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerProfile, type ControllerRunReport } from './controller-sim.js';
 import {
   ActiveControllerSafety,
   ImageAgreement,
@@ -226,7 +227,7 @@ describe('controller sim: regression test for the controller shell bug found by 
       status: () => ({ role: 'leader', leader: 1, term: 1, lastIndex: index }),
       on: () => undefined,
     };
-    const controller = new QuorumController({ quorum, metadata: new MetadataStateMachine(), clusterId: 'c', clock: SystemClock, rng: new SeededRng(1), logger: silentLogger });
+    const controller = new QuorumController({ quorum, metadata: new MetadataStateMachine(), clusterId: 'c', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(1), logger: silentLogger });
     try {
       await waitFor(() => proposals >= 1, 2000, 'the cluster record proposed');
       const record = { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'num.partitions', value: '3' } as const;
@@ -363,6 +364,42 @@ describe('controller sim: scenarios', function () {
     }
     expect(caught.length, caught.join(', ')).to.be.greaterThan(3);
   });
+});
+
+// ---------------------------------------------------------------- deliberate bugs
+
+describe('controller sim: the controller\'s deliberate bugs (src/util/mutants.ts) turn it red', function () {
+  this.timeout(120_000);
+  afterEach(() => setMutant(undefined));
+
+  /** The first seed (1..seedsMax) whose run fails, with the invariant it broke. */
+  function firstFailure(seedsMax: number, profile: Partial<ControllerProfile>): { seed: number; invariant: string } | undefined {
+    for (let seed = 1; seed <= seedsMax; seed++) {
+      try {
+        runControllerSeed(seed, { profile });
+      } catch (err) {
+        if (!(err instanceof SimFailure)) throw err;
+        return { seed, invariant: err.invariant };
+      }
+    }
+    return undefined;
+  }
+
+  // Seeds needed when written (docs/reliability.md): elect-outside-isr 1, fenced-broker-keeps-leadership 2,
+  // alter-partition-stale-epoch 29 with stale requests at 0.3 (it needs a request that is stale only in its
+  // partition epoch — from the current leader in the current leader epoch — to reach the controller).
+  const cases: ReadonlyArray<readonly [MutantName, number, Partial<ControllerProfile>]> = [
+    ['elect-outside-isr', 10, {}],
+    ['fenced-broker-keeps-leadership', 10, {}],
+    ['alter-partition-stale-epoch', 60, { staleAlterRate: 0.3 }],
+  ];
+  for (const [name, seedsMax, profile] of cases) {
+    it(`${name} is caught within ${seedsMax} seeds`, () => {
+      setMutant(name);
+      const failure = firstFailure(seedsMax, profile);
+      expect(failure, `no seed in 1..${seedsMax} failed`).to.not.equal(undefined);
+    });
+  }
 });
 
 // ---------------------------------------------------------------- random seeds

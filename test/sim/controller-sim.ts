@@ -1,8 +1,9 @@
 // ControllerSim: the deterministic simulation of the controller layer on top
 // of the Raft simulation. One RaftSim runs 3 or 5 controller voters; each
 // node also runs the real MetadataStateMachine (controller/metadata-node.ts)
-// and a controller shell following quorum-controller.ts's protocol on
-// simulated time (controller/sim-controller.ts). Simulated brokers and an
+// and the real controller driver (src/controller/controller-driver.ts, the
+// state machine quorum-controller.ts binds in production) on simulated time,
+// bound to the simulated node by controller/sim-controller.ts. Simulated brokers and an
 // admin client (controller/broker-actor.ts, admin-actor.ts) talk to the
 // controllers over a request network of their own (controller/rpc.ts).
 //
@@ -62,8 +63,6 @@ export interface ControllerSimOptions extends ControllerClusterSettings {
   readonly replay?: string;
   /** Run a deliberately broken controller shell (see ControllerSettings.unsafeEarlyActivation). */
   readonly unsafeEarlyActivation?: boolean;
-  /** See ControllerSettings.giveUpTermForGood (default false, like quorum-controller.ts since its fix; true models the old bug). */
-  readonly giveUpTermForGood?: boolean;
   /** Partition leaders send AlterPartition requests on their own (default true; scripts turn it off). */
   readonly brokerAlters?: boolean;
 }
@@ -158,7 +157,7 @@ export class ControllerSim {
       clusterId: CLUSTER_ID, bootstrapConfigs: { 'broker.session.timeout.ms': String(this.opts.sessionTimeoutMs) },
       fenceCheckIntervalMs: this.opts.fenceCheckIntervalMs, batchCommandsMax: this.opts.batchCommandsMax,
       queuedCommandsMax: 64, readTimeoutMs: this.opts.readTimeoutMs, proposalTimeoutMs: this.opts.proposalTimeoutMs,
-      unsafeEarlyActivation: this.opts.unsafeEarlyActivation ?? false, giveUpTermForGood: this.opts.giveUpTermForGood ?? false,
+      unsafeEarlyActivation: this.opts.unsafeEarlyActivation ?? false, reactivateDelayMs: 100,
     };
     this.controllers.set(id, new SimController(id, this.host, settings, this.rng.fork()));
     this.rpc.listen(id, (from, payload) => this.deliverRequest(id, from, payload as RequestEnvelope));
@@ -392,8 +391,6 @@ export interface ControllerRunOptions {
   readonly profile?: Partial<ControllerProfile>;
   /** Run a deliberately broken controller shell: the checkers must notice. */
   readonly unsafeEarlyActivation?: boolean;
-  /** See ControllerSettings.giveUpTermForGood. */
-  readonly giveUpTermForGood?: boolean;
   /** Receives the trace of a run that passed (the full trace with fullTrace). */
   readonly onTrace?: (lines: string[]) => void;
   /** Receives the simulation before it starts (to inspect it after a failure). */
@@ -406,7 +403,7 @@ export function runControllerSeed(seed: number, options: ControllerRunOptions = 
   const cs = new ControllerSim({
     ...profile, seed,
     fullTrace: options.fullTrace ?? false, replay: `make sim SEED=${seed} (controller.sim.js prints the full trace)`,
-    unsafeEarlyActivation: options.unsafeEarlyActivation ?? false, giveUpTermForGood: options.giveUpTermForGood ?? false,
+    unsafeEarlyActivation: options.unsafeEarlyActivation ?? false,
   });
   cs.sim.note(`controller seed ${seed}: ${describeControllerProfile(profile)}`);
   options.onSim?.(cs);

@@ -14,10 +14,16 @@
 //   a shrinking sum — retention, deleted records — never counts as negative).
 
 // The inputs are declared here, as the fields read from the Admin API's
-// answers (ClusterDescription, QuorumDescription, TopicDescription,
-// BrokerLogDirs, GroupDescription of src/client/): the page is compiled
-// apart from the client's sources, and this file with both, so the tests
+// answers (ClusterDescription, TopicDescription, BrokerLogDirs,
+// GroupDescription of src/client/): the page is compiled apart from the
+// client's sources, and this file with both, so the tests
 // (test/console/model.test.ts) check these shapes against the real types.
+// QuorumDescription is read whole, so it is the client's own type, through
+// the type-only alias 'sluice-client-types' that each project maps (tsconfig
+// paths): to the client's sources in the main build, to their built
+// declarations (dist/src/client/) in the page's.
+
+import type { QuorumDescription } from 'sluice-client-types';
 
 export interface ClusterDescription {
   readonly clusterId: string | null;
@@ -25,15 +31,6 @@ export interface ClusterDescription {
   readonly brokers: ReadonlyArray<{ readonly nodeId: number; readonly url: string | null; readonly rack: string | null; readonly fenced: boolean; readonly inControlledShutdown: boolean }>;
 }
 
-export interface QuorumMember { readonly nodeId: number; readonly logEndOffset: number; readonly lag: number; readonly recentContact: boolean }
-
-export interface QuorumDescription {
-  readonly leaderId: number;
-  readonly leaderEpoch: number;
-  readonly highWatermark: number;
-  readonly voters: readonly QuorumMember[];
-  readonly observers: readonly QuorumMember[];
-}
 
 export interface TopicDescription {
   readonly name: string;

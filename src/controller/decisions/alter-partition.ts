@@ -9,6 +9,7 @@
 import type { PartitionRegistration } from '../../metadata/image.js';
 import type { BrokerId } from '../../metadata/records.js';
 import { Errors, type ErrorInfo } from '../../util/errors.js';
+import { mutant } from '../../util/mutants.js';
 import type { ElectionContext } from './election.js';
 import { buildPartitionChange, type ChangeResult } from './partition-change.js';
 
@@ -40,7 +41,8 @@ export function decideAlterPartition(
   if (reg.leader !== req.brokerId) return reject(Errors.NOT_LEADER_OR_FOLLOWER, `broker ${req.brokerId} is not the leader (${reg.leader})`);
   if (req.leaderEpoch < reg.leaderEpoch) return reject(Errors.FENCED_LEADER_EPOCH, `leader epoch ${req.leaderEpoch} < ${reg.leaderEpoch}`);
   if (req.leaderEpoch > reg.leaderEpoch) return reject(Errors.UNKNOWN_LEADER_EPOCH, `leader epoch ${req.leaderEpoch} > ${reg.leaderEpoch}`);
-  if (req.partitionEpoch !== reg.partitionEpoch) {
+  // Deliberate bug (test-only switch): a stale partition epoch passes.
+  if (req.partitionEpoch !== reg.partitionEpoch && !mutant('alter-partition-stale-epoch')) {
     return reject(Errors.INVALID_UPDATE_VERSION, `partition epoch ${req.partitionEpoch} is not the current ${reg.partitionEpoch}`);
   }
   if (new Set(req.newIsr).size !== req.newIsr.length) return reject(Errors.INVALID_REQUEST, 'duplicate brokers in the ISR');

@@ -7,6 +7,7 @@
 
 import type { PartitionRegistration } from '../../metadata/image.js';
 import { NO_LEADER, type BrokerId } from '../../metadata/records.js';
+import { mutant } from '../../util/mutants.js';
 
 export interface ElectionContext {
   /** True for brokers registered, unfenced and not in controlled shutdown. */
@@ -34,7 +35,8 @@ export function electLeader(
   ctx: ElectionContext,
   preferred = false,
 ): ElectionResult {
-  const ok = (b: BrokerId) => isr.includes(b) && ctx.isAcceptableLeader(b);
+  // Deliberate bug (test-only switch): any live replica may lead, in the ISR or not.
+  const ok = (b: BrokerId) => (isr.includes(b) || mutant('elect-outside-isr')) && ctx.isAcceptableLeader(b);
   if (preferred && replicas.length > 0 && ok(replicas[0]!)) return { leader: replicas[0]!, isr, kind: 'clean' };
   if (currentLeader !== NO_LEADER && ok(currentLeader)) return { leader: currentLeader, isr, kind: 'clean' };
   const clean = replicas.find(ok);

@@ -15,6 +15,7 @@
 // trigger a new comparison. `generation` ties callbacks to one activation, so
 // a proposal settling after stop() cannot start work in a later activation.
 
+import type { Scheduler } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { ConfChange, Membership } from '../../raft/types.js';
 import type { MetadataStateMachine } from '../../metadata/state-machine.js';
@@ -29,6 +30,7 @@ export interface ObserverQuorum {
 export interface ObserverMembershipOptions {
   readonly quorum: ObserverQuorum;
   readonly metadata: MetadataStateMachine;
+  readonly scheduler: Scheduler;
   readonly logger: Logger;
   /** Pause before trying again after a refused or failed change. */
   readonly retryDelayMs?: number;
@@ -40,7 +42,7 @@ export class ObserverMembership {
   private running = false;
   private generation = 0;
   private inFlight = false;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryTimer: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly opts: ObserverMembershipOptions) {}
@@ -66,7 +68,7 @@ export class ObserverMembership {
     this.inFlight = false;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer?.();
     this.retryTimer = undefined;
   }
 
@@ -94,9 +96,9 @@ export class ObserverMembership {
 
   private scheduleRetry(): void {
     if (!this.running || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
+    this.retryTimer = this.opts.scheduler.schedule(this.opts.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS, () => {
       this.retryTimer = undefined;
       this.reconcile();
-    }, this.opts.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS);
+    });
   }
 }

@@ -1,42 +1,31 @@
-// The active controller's shell. Runs on every controller node; it is active
-// only while its Raft node leads the metadata quorum and has applied the log
-// up to its own term's first commit (so its image is complete).
+// The active controller's process shell: binds the pure ControllerDriver
+// (src/controller/controller-driver.ts — roles, batching, the barrier after an
+// unknown outcome, the fencing and rebalance schedule) to a RaftNode's
+// promises, one Scheduler timer, and the callers' promises. It decides
+// nothing itself: every event goes to the driver, and every effect the driver
+// returns is carried out here, in order.
 //
-// Commands (pure functions in src/controller/) are queued and run in batches:
-// each command of a batch sees the image left by the previous ones, all their
-// records go into ONE Raft entry (group commit), and every response is sent
-// only after that entry is committed and applied — a caller never learns of
-// a change that could still be lost. Because batches are serial, the working
-// image is always "committed image + this batch": nothing uncommitted
-// survives a lost leadership, so there is nothing to roll back.
-//
-// Standby controllers answer every command with NOT_CONTROLLER and the id of
-// the current leader, so callers retry there.
-//
-// Timers: a fencing check every fenceCheckIntervalMs proposes fences for
-// brokers whose session expired. On activation every broker gets a full new
-// session (BrokerHeartbeats.resetAll) — failover never fences instantly.
+// Standby controllers answer every command with NOT_CONTROLLER and the id
+// (and endpoint) of the current leader, so callers retry there.
 //
 // Observers: when the quorum can change membership (RaftNode can), the
 // active controller also keeps the Raft observers equal to the registered
-// brokers that follow the metadata log (observer-membership.ts).
+// brokers that follow the metadata log (observer-membership.ts), started and
+// stopped with the driver's activated/deactivated effects.
 
-import type { Clock } from '../../util/clock.js';
+import type { Clock, Scheduler } from '../../util/clock.js';
 import type { Rng } from '../../util/rng.js';
 import type { Logger } from '../../util/logger.js';
 import { Errors, SluiceError } from '../../util/errors.js';
-import { imageWithRecords } from '../../metadata/delta.js';
 import type { MetadataImage } from '../../metadata/image.js';
 import type { MetadataRecord } from '../../metadata/records.js';
-import { encodeMetadataRecords } from '../../metadata/codec.js';
 import type { MetadataStateMachine } from '../../metadata/state-machine.js';
-import { BrokerHeartbeats } from '../decisions/broker-heartbeats.js';
 import type { CommandContext, CommandResult } from '../context.js';
-import { fenceExpiredBrokers, sessionTimeoutMs } from '../cluster-control.js';
-import { electPreferredLeaders, imbalancedPartitions } from '../replication-control.js';
-import { brokerSetting } from '../context.js';
 import type { ConfChange, Membership } from '../../raft/types.js';
+import { ControllerDriver, describeRefusal, type CommandOutcome, type ControllerEffect } from '../controller-driver.js';
 import { ObserverMembership } from './observer-membership.js';
+
+export { METADATA_VERSION } from '../controller-driver.js';
 
 /** What the controller needs from the Raft node (RaftNode implements it). */
 export interface MetadataQuorum {
@@ -54,6 +43,7 @@ export interface QuorumControllerOptions {
   readonly metadata: MetadataStateMachine;
   readonly clusterId: string;
   readonly clock: Clock;
+  readonly scheduler: Scheduler;
   readonly rng: Rng;
   readonly logger: Logger;
   readonly fenceCheckIntervalMs?: number;
@@ -65,55 +55,43 @@ export interface QuorumControllerOptions {
   readonly leaderRebalanceIntervalMs?: number;
   /** Pause before retrying activation after a failed one while still the Raft leader. */
   readonly reactivateDelayMs?: number;
+  /** Records the first controller of a cluster writes with the cluster record. */
+  readonly bootstrapRecords?: readonly MetadataRecord[];
   /** Controller listener URL of each voter, for leader hints in NOT_CONTROLLER answers. */
   readonly endpoints?: ReadonlyMap<number, string>;
   /** Pause before retrying a refused observer change (see observer-membership.ts). */
   readonly observerRetryDelayMs?: number;
 }
 
-type AnyCommand = (ctx: CommandContext) => CommandResult<unknown>;
-
-interface Queued {
-  readonly command: AnyCommand;
+interface Caller {
   readonly resolve: (response: unknown) => void;
   readonly reject: (err: Error) => void;
 }
 
-export const METADATA_VERSION = 1;
-
 export class QuorumController {
-  private active = false;
-  /** Raft term in which this node became active; changes invalidate in-flight activation. */
-  private activeTerm = -1;
-  private readonly queue: Queued[] = [];
-  private running = false;
-  private fenceTimer: ReturnType<typeof setInterval> | undefined;
-  private rebalanceTimer: ReturnType<typeof setInterval> | undefined;
-  private heartbeats: BrokerHeartbeats;
-  private stopped = false;
-  /**
-   * The Raft term in which a proposal's outcome became unknown (it timed out
-   * while this node led), or -1. That entry may still commit in this term, so
-   * no command may run against the committed image until an empty barrier
-   * entry has been applied after it — also after a re-activation in the same
-   * term (ReadIndex covers only what is already committed). In a later term
-   * the new leader's first commit settles every earlier entry, so the
-   * activation's ReadIndex is enough.
-   */
-  private unknownOutcomeTerm = -1;
-  private reactivateTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly driver: ControllerDriver;
+  private readonly callers = new Map<number, Caller>();
   private readonly observers: ObserverMembership | undefined;
+  /** The armed tick timer: its deadline and its cancel function. */
+  private wake: { atMs: number; cancel: () => void } | undefined;
+  private draining = false;
+  private stopped = false;
 
   constructor(private readonly opts: QuorumControllerOptions) {
-    this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(opts.metadata.image));
+    this.driver = new ControllerDriver({
+      clusterId: opts.clusterId, clock: opts.clock, rng: opts.rng, logger: opts.logger,
+      view: { image: () => opts.metadata.image, lastIndex: () => opts.quorum.status().lastIndex },
+      fenceCheckIntervalMs: opts.fenceCheckIntervalMs, batchCommandsMax: opts.batchCommandsMax, queuedCommandsMax: opts.queuedCommandsMax,
+      leaderRebalanceIntervalMs: opts.leaderRebalanceIntervalMs, reactivateDelayMs: opts.reactivateDelayMs, bootstrapRecords: opts.bootstrapRecords,
+    });
     this.observers = observerMembership(opts);
-    opts.quorum.on('roleChange', (change) => this.onRoleChange(change.role, change.term));
+    opts.quorum.on('roleChange', (change) => this.step(() => this.driver.roleChanged(change.role, change.term)));
     const s = opts.quorum.status();
-    if (s.role === 'leader') this.onRoleChange('leader', s.term);
+    this.step(() => this.driver.roleChanged(s.role, s.term));
   }
 
   get isActive(): boolean {
-    return this.active;
+    return this.driver.isActive;
   }
 
   /** The committed image (for queries that need no linearizability). */
@@ -132,170 +110,99 @@ export class QuorumController {
 
   /** Runs a command on the active controller; resolves with its response once its records are committed. */
   submit<R>(command: (ctx: CommandContext) => CommandResult<R>): Promise<R> {
-    if (!this.active) return Promise.reject(this.notControllerError());
-    if (this.queue.length >= (this.opts.queuedCommandsMax ?? 10_000)) {
-      return Promise.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, 'controller queue is full; retry later'));
-    }
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ command, resolve: resolve as (r: unknown) => void, reject });
-      void this.runBatches();
+      this.step(() => {
+        const id = this.driver.submit(command);
+        this.callers.set(id, { resolve: resolve as (r: unknown) => void, reject });
+      });
     });
-  }
-
-  private onRoleChange(role: string, term: number): void {
-    if (role === 'leader' && !this.active && this.activeTerm !== term) {
-      this.activeTerm = term;
-      void this.activate(term);
-    } else if (role !== 'leader' && (this.active || this.activeTerm !== -1)) {
-      this.deactivate();
-    }
-  }
-
-  /** Waits until the image holds everything committed before this term, then takes over. */
-  private async activate(term: number): Promise<void> {
-    try {
-      await this.opts.quorum.readIndex();
-    } catch (err) {
-      this.opts.logger.debug({ err: (err as Error).message, term }, 'activation aborted');
-      if (this.activeTerm === term) {
-        this.activeTerm = -1;
-        this.scheduleReactivation();
-      }
-      return;
-    }
-    if (this.stopped || this.activeTerm !== term || this.opts.quorum.status().role !== 'leader') return;
-    const image = this.opts.metadata.image;
-    this.heartbeats = new BrokerHeartbeats(this.opts.clock, sessionTimeoutMs(image));
-    this.heartbeats.resetAll(image.brokers.keys());
-    this.active = true;
-    this.opts.logger.info({ term, metadataOffset: image.offset }, 'became the active controller');
-    this.fenceTimer = setInterval(() => this.checkSessions(), this.opts.fenceCheckIntervalMs ?? 250);
-    this.rebalanceTimer = setInterval(() => this.rebalanceLeaders(), this.opts.leaderRebalanceIntervalMs ?? 30_000);
-    this.observers?.start();
-    if (!image.cluster) {
-      this.submit((): CommandResult<null> => ({
-        records: [{ type: 'cluster', v: 1, clusterId: this.opts.clusterId, metadataVersion: METADATA_VERSION }],
-        response: null,
-      })).catch((err) => this.opts.logger.warn({ err: (err as Error).message }, 'could not write the cluster record'));
-    }
-  }
-
-  private deactivate(): void {
-    if (this.active) this.opts.logger.info('no longer the active controller');
-    this.active = false;
-    this.activeTerm = -1;
-    this.observers?.stop();
-    if (this.fenceTimer) clearInterval(this.fenceTimer);
-    if (this.rebalanceTimer) clearInterval(this.rebalanceTimer);
-    this.fenceTimer = undefined;
-    this.rebalanceTimer = undefined;
-    const err = this.notControllerError();
-    for (const q of this.queue.splice(0)) q.reject(err);
-  }
-
-  /**
-   * A failed activation or barrier steps down only as controller; Raft may
-   * still lead and then no role change will come. Try again shortly while
-   * this node leads, so the cluster is never left without an active
-   * controller under a healthy Raft leader.
-   */
-  private scheduleReactivation(): void {
-    if (this.stopped || this.reactivateTimer) return;
-    this.reactivateTimer = setTimeout(() => {
-      this.reactivateTimer = undefined;
-      const s = this.opts.quorum.status();
-      if (this.stopped || this.active || this.activeTerm !== -1 || s.role !== 'leader') return;
-      this.activeTerm = s.term;
-      void this.activate(s.term);
-    }, this.opts.reactivateDelayMs ?? 100);
-  }
-
-  private rebalanceLeaders(): void {
-    if (!this.active) return;
-    const image = this.opts.metadata.image;
-    if (brokerSetting(image, 'auto.leader.rebalance.enable') !== 'true') return;
-    const partitions = imbalancedPartitions(image);
-    if (partitions.length === 0) return;
-    this.submit((c) => electPreferredLeaders(c, imbalancedPartitions(c.image)))
-      .then(() => this.opts.logger.info({ partitions: partitions.length }, 'moved leadership back to preferred replicas'))
-      .catch((err) => this.opts.logger.debug({ err: (err as Error).message }, 'leader rebalance deferred'));
-  }
-
-  private checkSessions(): void {
-    if (!this.active || this.running) return;
-    const image = this.opts.metadata.image;
-    this.heartbeats.setSessionTimeoutMs(sessionTimeoutMs(image));
-    const live = [...image.brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
-    if (this.heartbeats.expired(live).length === 0) return;
-    this.submit(fenceExpiredBrokers).catch((err) => this.opts.logger.debug({ err: (err as Error).message }, 'fencing deferred'));
-  }
-
-  private async runBatches(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      while (this.queue.length > 0 && this.active) {
-        const batch = this.queue.splice(0, this.opts.batchCommandsMax ?? 256);
-        await this.runBatch(batch);
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async runBatch(batch: Queued[]): Promise<void> {
-    if (this.unknownOutcomeTerm !== -1 && this.unknownOutcomeTerm === this.activeTerm) {
-      try {
-        // Entries apply in order: once this one is applied, so is any earlier
-        // entry whose outcome was unknown, and the image reflects it.
-        await this.opts.quorum.propose(new Uint8Array(0));
-        this.unknownOutcomeTerm = -1;
-      } catch (err) {
-        this.opts.logger.warn({ err: (err as Error).message }, 'barrier after an unknown outcome failed; stepping down as controller');
-        for (const q of batch) q.reject(this.notControllerError());
-        this.deactivate();
-        this.scheduleReactivation();
-        return;
-      }
-    }
-    let image = this.opts.metadata.image;
-    const nextOffset = this.opts.quorum.status().lastIndex + 1;
-    const records: MetadataRecord[] = [];
-    const outcomes: Array<{ q: Queued; ok: boolean; value: unknown }> = [];
-    for (const q of batch) {
-      try {
-        const result = q.command({ image, nextOffset, clock: this.opts.clock, rng: this.opts.rng, heartbeats: this.heartbeats, logger: this.opts.logger });
-        image = imageWithRecords(image, result.records);
-        records.push(...result.records);
-        outcomes.push({ q, ok: true, value: result.response });
-      } catch (err) {
-        // A command that throws is a bug in it; fail that caller, keep the others.
-        this.opts.logger.error({ err }, 'controller command failed');
-        outcomes.push({ q, ok: false, value: err });
-      }
-    }
-    if (records.length > 0) {
-      try {
-        await this.opts.quorum.propose(encodeMetadataRecords(records));
-      } catch (err) {
-        const notController = err instanceof SluiceError && err.is(Errors.NOT_CONTROLLER);
-        // Anything but NOT_CONTROLLER may mean the entry still commits later.
-        if (!notController) this.unknownOutcomeTerm = this.activeTerm;
-        const failure = notController ? this.notControllerError() : (err as Error);
-        for (const o of outcomes) o.q.reject(failure);
-        return;
-      }
-    }
-    for (const o of outcomes) {
-      if (o.ok) o.q.resolve(o.value);
-      else o.q.reject(o.value as Error);
-    }
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.reactivateTimer) clearTimeout(this.reactivateTimer);
-    this.deactivate();
+    this.step(() => this.driver.stop());
+    this.wake?.cancel();
+    this.wake = undefined;
+    this.observers?.stop();
+  }
+
+  // ------------------------------------------------------------ binding the driver
+
+  /** Feeds one event to the driver, then carries out every effect (effects may feed more events). */
+  private step(event: () => void): void {
+    event();
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let effects = this.driver.takeEffects(); effects.length > 0; effects = this.driver.takeEffects()) {
+        for (const e of effects) this.carryOut(e);
+      }
+    } finally {
+      this.draining = false;
+    }
+    this.armTimer();
+  }
+
+  private carryOut(e: ControllerEffect): void {
+    switch (e.kind) {
+      case 'readIndex':
+        this.opts.quorum.readIndex().then(
+          () => this.step(() => this.driver.readDone(e.id, true)),
+          (err: unknown) => this.step(() => this.driver.readDone(e.id, false, err)));
+        return;
+      case 'propose':
+        this.opts.quorum.propose(e.data).then(
+          (r) => this.step(() => this.driver.proposalDone(e.id, { ok: true, index: r.index, term: r.term })),
+          (err: unknown) => this.step(() => this.driver.proposalDone(e.id, {
+            ok: false, notController: err instanceof SluiceError && err.is(Errors.NOT_CONTROLLER), cause: err,
+          })));
+        return;
+      case 'reply': {
+        const caller = this.callers.get(e.id);
+        this.callers.delete(e.id);
+        if (caller) settle(caller, e.outcome, () => this.notControllerError());
+        return;
+      }
+      case 'activated':
+        if (!this.stopped) this.observers?.start();
+        return;
+      case 'deactivated':
+        this.observers?.stop();
+        return;
+      case 'internalDone':
+        return;
+      default: {
+        const never: never = e;
+        throw new Error(`unknown controller effect ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** Keeps one timer armed for the driver's next deadline. */
+  private armTimer(): void {
+    const at = this.stopped ? undefined : this.driver.nextWakeMs();
+    if (this.wake && (at === undefined || this.wake.atMs !== at)) {
+      this.wake.cancel();
+      this.wake = undefined;
+    }
+    if (at === undefined || this.wake) return;
+    const cancel = this.opts.scheduler.schedule(Math.max(0, at - this.opts.clock.monotonicMs()), () => {
+      this.wake = undefined;
+      this.step(() => this.driver.tick());
+    });
+    this.wake = { atMs: at, cancel };
+  }
+}
+
+function settle(caller: Caller, outcome: CommandOutcome, notController: () => SluiceError): void {
+  if (outcome.ok) return caller.resolve(outcome.response);
+  const r = outcome.refusal;
+  switch (r.kind) {
+    case 'notController': return caller.reject(notController());
+    case 'queueFull': return caller.reject(new SluiceError(Errors.REQUEST_TIMED_OUT, describeRefusal(r)));
+    case 'outcomeUnknown':
+    case 'commandFailed':
+      return caller.reject(r.cause instanceof Error ? r.cause : new SluiceError(Errors.UNKNOWN_SERVER_ERROR, describeRefusal(r)));
   }
 }
 
@@ -304,7 +211,7 @@ function observerMembership(opts: QuorumControllerOptions): ObserverMembership |
   if (!q.proposeConfChange || !q.membership) return undefined;
   const quorum = { proposeConfChange: q.proposeConfChange.bind(q), membership: q.membership.bind(q) };
   return new ObserverMembership({
-    quorum, metadata: opts.metadata, logger: opts.logger.child({ component: 'observers' }),
+    quorum, metadata: opts.metadata, scheduler: opts.scheduler, logger: opts.logger.child({ component: 'observers' }),
     ...(opts.observerRetryDelayMs !== undefined ? { retryDelayMs: opts.observerRetryDelayMs } : {}),
   });
 }

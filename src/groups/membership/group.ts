@@ -30,6 +30,7 @@ import { assert } from '../../util/assert.js';
 import type { Clock } from '../../util/clock.js';
 import { Errors, type ErrorInfo } from '../../util/errors.js';
 import type { Rng } from '../../util/rng.js';
+import { mutant } from '../../util/mutants.js';
 import type { DescribedGroupMember, GroupState, JoinGroupMember, JoinGroupResponse, SyncGroupResponse } from '../../protocol/apis/groups.js';
 import type { GroupLimits } from '../defaults.js';
 import { CONSUMER_PROTOCOL_TYPE, decodeSubscription } from '../consumer-protocol.js';
@@ -541,7 +542,8 @@ export class Group {
     }
     const problem = this.memberProblem({ memberId, groupInstanceId });
     if (problem) return problem;
-    if (generationId !== this.generation) {
+    // Mutant: a member's commit from a generation that is over is taken (its partitions may be someone else's now).
+    if (generationId !== this.generation && !mutant('stale-generation-commit')) {
       return refusal(Errors.ILLEGAL_GENERATION, `generation ${generationId} is not the current generation ${this.generation} of ${this.groupId}`);
     }
     if (this.stateNow === 'CompletingRebalance') return refusal(Errors.REBALANCE_IN_PROGRESS, `group ${this.groupId} is completing a rebalance; commit after SyncGroup`);

@@ -1,8 +1,14 @@
 // The leader side of one partition's replication, as pure rules (Kafka's
 // Partition/Replica ISR logic): follower progress, the high watermark, and
 // which ISR changes to ask the controller for. Time comes from the injected
-// Clock; nothing here does I/O — the replica manager (shell) feeds it fetches
-// and appends and acts on what it returns.
+// Clock; nothing here does I/O — the partition (partition.ts) feeds it
+// fetches and appends and the replica manager's parts act on what it returns.
+//
+// One owner per fact: the high watermark is stored once, in the partition's
+// log, and the committed ISR once, in the partition's registration (the
+// metadata image's); these rules read and move them through LeaderFacts.
+// What is stored here is only the leader's own: follower progress, its
+// durable end, and the ISR change pending at the controller.
 //
 // Invariants:
 // - the high watermark never decreases and never exceeds the leader's LEO;
@@ -16,6 +22,7 @@
 
 import type { Clock } from '../../util/clock.js';
 import { assert } from '../../util/assert.js';
+import { mutant } from '../../util/mutants.js';
 
 export type BrokerId = number;
 
@@ -43,11 +50,18 @@ export interface IsrChangeRequest {
   readonly brokers: readonly BrokerId[];
 }
 
+/** The partition's facts these rules read and move; the partition stores them (once). */
+export interface LeaderFacts {
+  /** The committed ISR: the latest metadata image's. */
+  readonly isr: readonly BrokerId[];
+  /** The high watermark, stored in the log. */
+  readonly highWatermark: number;
+  /** Moves the stored high watermark to `offset` (only ever up, while leading). */
+  advanceHighWatermark(offset: number): void;
+}
+
 export class LeaderState {
-  private hw: number;
   private readonly followers = new Map<BrokerId, FollowerProgress>();
-  /** Committed ISR (from the latest metadata image). */
-  private committedIsr: BrokerId[];
   /** ISR change sent to the controller and not yet committed or rejected. */
   private pendingIsr: BrokerId[] | null = null;
 
@@ -57,16 +71,15 @@ export class LeaderState {
     /** First offset this leader appended in its epoch (its LEO on election). */
     readonly epochStartOffset: number,
     replicas: readonly BrokerId[],
-    isr: readonly BrokerId[],
-    initialHw: number,
+    private readonly facts: LeaderFacts,
+    /** The leader's end that counts toward the HW (its LEO, or its flushed end in fsync mode). */
     private leo: number,
     private readonly clock: Clock,
     private readonly replicaLagTimeMaxMs: number,
   ) {
+    const isr = facts.isr;
     assert(isr.includes(localId), `leader ${localId} must be in its ISR ${isr}`);
-    assert(initialHw <= leo, `HW ${initialHw} beyond LEO ${leo}`);
-    this.hw = initialHw;
-    this.committedIsr = [...isr];
+    assert(facts.highWatermark <= leo, `HW ${facts.highWatermark} beyond LEO ${leo}`);
     const now = clock.monotonicMs();
     for (const r of replicas) {
       if (r === localId) continue;
@@ -78,21 +91,27 @@ export class LeaderState {
   }
 
   get highWatermark(): number {
-    return this.hw;
+    return this.facts.highWatermark;
   }
 
   get logEndOffset(): number {
     return this.leo;
   }
 
+  /** The committed ISR (the partition's registration). */
   get isr(): readonly BrokerId[] {
-    return this.committedIsr;
+    return this.facts.isr;
+  }
+
+  /** The ISR change pending at the controller, if any. */
+  get pendingIsrChange(): readonly BrokerId[] | null {
+    return this.pendingIsr;
   }
 
   /** ISR used for HW: committed ISR plus pending additions (and pending removals still count). */
   get maximalIsr(): readonly BrokerId[] {
-    if (!this.pendingIsr) return this.committedIsr;
-    return [...new Set([...this.committedIsr, ...this.pendingIsr])];
+    if (!this.pendingIsr) return this.facts.isr;
+    return [...new Set([...this.facts.isr, ...this.pendingIsr])];
   }
 
   get hasPendingIsrChange(): boolean {
@@ -133,8 +152,9 @@ export class LeaderState {
       const f = this.followers.get(id);
       min = Math.min(min, f ? f.leo : 0);
     }
-    if (min > this.hw) {
-      this.hw = min;
+    if (mutant('hw-at-leader-end')) min = this.leo;
+    if (min > this.facts.highWatermark) {
+      this.facts.advanceHighWatermark(min);
       return true;
     }
     return false;
@@ -148,18 +168,18 @@ export class LeaderState {
   isrChangeToRequest(): IsrChangeRequest | null {
     if (this.pendingIsr) return null;
     const now = this.clock.monotonicMs();
-    const lagging = this.committedIsr.filter((id) => {
+    const lagging = this.facts.isr.filter((id) => {
       if (id === this.localId) return false;
       const f = this.followers.get(id);
       return !f || now - f.lastCaughtUpMs > this.replicaLagTimeMaxMs;
     });
     if (lagging.length > 0) {
-      return { reason: 'shrink', brokers: lagging, newIsr: this.committedIsr.filter((id) => !lagging.includes(id)) };
+      return { reason: 'shrink', brokers: lagging, newIsr: this.facts.isr.filter((id) => !lagging.includes(id)) };
     }
     const joining = [...this.followers.entries()]
-      .filter(([id, f]) => !this.committedIsr.includes(id) && f.leo >= this.hw && f.leo >= this.epochStartOffset && now - f.lastCaughtUpMs <= this.replicaLagTimeMaxMs)
+      .filter(([id, f]) => !this.facts.isr.includes(id) && f.leo >= this.facts.highWatermark && f.leo >= this.epochStartOffset && now - f.lastCaughtUpMs <= this.replicaLagTimeMaxMs)
       .map(([id]) => id);
-    if (joining.length > 0) return { reason: 'expand', brokers: joining, newIsr: [...this.committedIsr, ...joining] };
+    if (joining.length > 0) return { reason: 'expand', brokers: joining, newIsr: [...this.facts.isr, ...joining] };
     return null;
   }
 
@@ -175,11 +195,11 @@ export class LeaderState {
   }
 
   /**
-   * The metadata image shows a committed ISR for this leader epoch (the
-   * result of our request, or a controller-driven change). Returns true if HW moved.
+   * The metadata image shows a new committed ISR for this leader epoch (the
+   * result of our request, or a controller-driven change), already in the
+   * partition's registration. Returns true if HW moved.
    */
-  onIsrCommitted(isr: readonly BrokerId[], replicas: readonly BrokerId[]): boolean {
-    this.committedIsr = [...isr];
+  onIsrCommitted(replicas: readonly BrokerId[]): boolean {
     this.pendingIsr = null;
     for (const r of replicas) {
       if (r !== this.localId && !this.followers.has(r)) {
@@ -196,12 +216,17 @@ export class LeaderState {
    * when the ISR shrank below minInsyncReplicas meanwhile.
    */
   ackState(lastOffset: number, minInsyncReplicas: number): 'wait' | 'ok' | 'notEnoughReplicasAfterAppend' {
-    if (this.hw <= lastOffset) return 'wait';
-    return this.committedIsr.length >= minInsyncReplicas ? 'ok' : 'notEnoughReplicasAfterAppend';
+    if (this.facts.highWatermark <= lastOffset && !mutant('acks-all-on-leader-append')) return 'wait';
+    return this.hasEnoughReplicas(minInsyncReplicas) ? 'ok' : 'notEnoughReplicasAfterAppend';
   }
 
-  /** Produce with acks=all is refused before appending when the ISR is too small. */
+  /**
+   * Whether the committed ISR meets min.insync.replicas: produce with
+   * acks=all is refused before appending when not, and an acks=all waiter
+   * whose ISR shrank below it meanwhile is answered NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+   * The one place a shrunk ISR meets the minimum.
+   */
   hasEnoughReplicas(minInsyncReplicas: number): boolean {
-    return this.committedIsr.length >= minInsyncReplicas;
+    return this.facts.isr.length >= minInsyncReplicas || mutant('isr-shrink-ignores-min-isr');
   }
 }

@@ -8,6 +8,7 @@ import type { MetadataRecord } from '../../../src/metadata/records.js';
 import { MetadataStateMachine } from '../../../src/metadata/state-machine.js';
 import { ObserverMembership } from '../../../src/controller/service/observer-membership.js';
 import { Errors, SluiceError } from '../../../src/util/errors.js';
+import { SystemScheduler } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { waitFor } from '../../integration/harness.js';
 
@@ -64,7 +65,7 @@ describe('ObserverMembership (controller shell)', () => {
     sm = new MetadataStateMachine();
     quorum = new FakeQuorum();
     index = 0;
-    observers = new ObserverMembership({ quorum, metadata: sm, logger: silentLogger, retryDelayMs: 5 });
+    observers = new ObserverMembership({ quorum, metadata: sm, scheduler: SystemScheduler, logger: silentLogger, retryDelayMs: 5 });
   });
 
   afterEach(() => observers.stop());

@@ -11,7 +11,7 @@ import { MetadataStateMachine } from '../../../src/metadata/state-machine.js';
 import { QuorumController } from '../../../src/controller/service/quorum-controller.js';
 import { registerBroker, brokerHeartbeat } from '../../../src/controller/cluster-control.js';
 import { createTopics } from '../../../src/controller/replication-control.js';
-import { SystemClock } from '../../../src/util/clock.js';
+import { SystemClock, SystemScheduler } from '../../../src/util/clock.js';
 import { SeededRng } from '../../../src/util/rng.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { Errors, SluiceError, isSluiceError } from '../../../src/util/errors.js';
@@ -31,7 +31,7 @@ function startNode(dir: string) {
     transport: { send() {}, close: async () => {} },
     limits: nodeLimits({ tickMs: 10 }), rng: new SeededRng(1), logger: silentLogger,
   });
-  const controller = new QuorumController({ quorum: node, metadata, clusterId: 'test-cluster', clock: SystemClock, rng: new SeededRng(2), logger: silentLogger });
+  const controller = new QuorumController({ quorum: node, metadata, clusterId: 'test-cluster', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(2), logger: silentLogger });
   return { node, metadata, controller };
 }
 
@@ -83,7 +83,7 @@ describe('QuorumController on a real Raft node', function () {
       status: () => ({ role: 'follower', leader: 3, term: 4, lastIndex: 0 }),
       on: () => undefined,
     };
-    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, rng: new SeededRng(1), logger: silentLogger });
+    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(1), logger: silentLogger });
     const err = await controller.submit(() => ({ records: [], response: 1 })).catch((e) => e);
     expect(isSluiceError(err, Errors.NOT_CONTROLLER)).to.equal(true);
     expect(err.details).to.deep.equal({ leader: 3 });
@@ -107,7 +107,7 @@ describe('QuorumController on a real Raft node', function () {
       status: () => ({ role: 'leader', leader: 1, term: 1, lastIndex: index }),
       on: () => undefined,
     };
-    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, rng: new SeededRng(1), logger: silentLogger });
+    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(1), logger: silentLogger });
     await waitFor(() => controller.isActive);
     const record = { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'num.partitions', value: '3' } as const;
     // (the cluster record proposal at activation takes the simulated timeout)

@@ -118,9 +118,11 @@ class Cluster implements SimCluster {
     for (const spec of specs) {
       const host = hostOf(spec.id);
       k.addHost(host);
-      // The disk's timers (slow fsync) run on the node's host: a paused node's disk is paused with it.
+      // The disk's timers (slow fsync) run on the node's current incarnation: a paused node's disk waits with
+      // it, and a crashed one's fsyncs in flight never complete.
       const t = k.time(host);
-      const disk = world.disk({ host, clock: t.clock, scheduler: this.kernelTime.scheduler, rng: k.rng.fork() });
+      const hostScheduler: Scheduler = { schedule: (delayMs, fn) => k.time(host).scheduler.schedule(delayMs, fn) };
+      const disk = world.disk({ host, clock: t.clock, scheduler: hostScheduler, rng: k.rng.fork() });
       this.disks.set(spec.id, disk);
       this.hosts.set(spec.id, new SimNodeHost({
         spec, kernel: k, network: this.network, disk, voters, broker, rng: k.rng.fork(), logger: this.logger, locks,

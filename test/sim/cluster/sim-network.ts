@@ -132,8 +132,6 @@ class Pipe {
   }
 }
 
-let connectionIds = 0;
-
 export class SimSocket implements AcceptedSocket {
   /** The pipe from this end to the peer (set right after construction). */
   out!: Pipe;
@@ -328,6 +326,8 @@ export class SimNetwork {
   /** Pipes holding frames until a heal, release or resume. */
   readonly stalled = new Set<Pipe>();
   private readonly traceFn: ((line: string) => void) | undefined;
+  /** Connection ids, per network so that two runs of one seed name them alike. */
+  private connectionIds = 0;
 
   constructor(opts: SimNetworkOptions) {
     this.clock = opts.clock;
@@ -515,7 +515,7 @@ export class SimNetwork {
       this.scheduler.schedule(this.sampleDelay(host, l.host), () => {
         if (this.listeners.get(key) !== l) return refuse('ECONNREFUSED', 'connection refused', this.sampleDelay(l.host, host));
         if (!this.reachable(host, l.host)) return refuse('ETIMEDOUT', `timed out after ${opts.connectTimeoutMs} ms`, opts.connectTimeoutMs);
-        const id = ++connectionIds;
+        const id = ++this.connectionIds;
         const offered = opts.protocols ?? [];
         const dialer = new SimSocket(this, host, l.host, id, 'dialer', opts.frameBytesMax);
         const acceptor = new SimSocket(this, l.host, host, id, 'acceptor', l.opts.frameBytesMax, offered,

@@ -1,52 +1,36 @@
-// The controller shell of one simulated controller node: the protocol of
-// src/controller/service/quorum-controller.ts re-implemented on simulated
-// time, so a run is a pure function of its seed (no promises, no timers; the
-// node's ManualClock follows simulated time; randomness is a forked Rng).
-// Where the real shell's behaviour depends on RaftNode (read and proposal
-// timeouts, refusals), this one does what the real one does, including
-// giving up a term.
+// One simulated controller node's process: the REAL controller driver
+// (src/controller/controller-driver.ts — the same state machine
+// service/quorum-controller.ts binds in production) bound to a simulated Raft
+// node instead of a RaftNode. This file decides nothing about controller
+// roles, batches or barriers; it only carries out the driver's effects the way
+// RaftNode would, on simulated time:
 //
-// Roles (one owner of every transition: sync(), called after every event):
-//   standby ──(Raft leader in term T, T not given up)──▶ activating(T):
-//       issues a ReadIndex
-//   activating(T) ──(read index confirmed and applied)──▶ active(T)
-//   activating/active ──(not leader, or another term)──▶ standby: everything
-//       queued or in flight is answered NOT_CONTROLLER
-//   activating/active ──(ReadIndex refused or timed out; barrier refused or
-//       timed out)──▶ standby, then activating(T) again while still the Raft
-//       leader, as the real shell does (giveUpTermForGood = true models the
-//       old bug: wait for a Raft role change that never comes)
-//   any ──(node crashed)──▶ standby: everything is dropped (a dead process
-//       answers nothing; the callers time out)
+//   readIndex  → RaftSim.readIndex; done once the ReadState arrived AND the
+//                node's metadata applied its index; failed when refused, when
+//                leadership is lost before that, or after readTimeoutMs
+//                (RaftNode's ReadTracker)
+//   propose    → the node's Raft core; refused at once as notLeader/transferring
+//                (NOT_CONTROLLER) or otherwise (outcome unknown); accepted →
+//                done when the entry at its index is applied: with its term ok,
+//                with another NOT_CONTROLLER; skipped by a snapshot or not
+//                applied within proposalTimeoutMs → outcome unknown
+//                (RaftNode's ProposalTracker)
+//   reply      → the request network (NOT_CONTROLLER carries the leader hint)
+//   timers     → one event on the simulation's queue at the driver's nextWakeMs
 //
-// While active, commands run serially in batches against the committed image
-// (each sees the image left by the previous one of its batch), all their
-// records go into ONE Raft entry, and the responses go out only once that
-// entry is applied on this node. One batch is in flight at a time, so the
-// working image is always "committed image + this batch". A batch without
-// records is answered at once (as the real shell does). A proposal not
-// applied within proposalTimeoutMs, or refused as "too many uncommitted", has
-// an unknown outcome: its callers get REQUEST_TIMED_OUT and the next batch
-// first waits for an empty barrier entry to be applied (entries apply in
-// order, so the image then holds whatever became of it). A fencing check runs
-// every fenceCheckIntervalMs unless a batch is in flight, with the session
-// timeout the image configures. On activation every registered broker gets a
-// full session (BrokerHeartbeats.resetAll).
+// Each node's clock starts elsewhere (nothing may compare clocks across nodes)
+// and follows simulated time; it is advanced before every driver call. A crash
+// ends the process: the driver is dropped with everything it held (a dead
+// process answers nothing; callers time out) and a fresh one starts with the
+// next incarnation.
 //
-// One deliberate addition: the first controller of a cluster writes the
-// cluster record together with the bootstrap configs (the simulation's
-// broker.session.timeout.ms), as KRaft's bootstrap records do.
+// unsafeEarlyActivation models a broken RaftNode.readIndex that answers before
+// the image holds the read index: the checkers must catch the early activation.
 
-import { fenceExpiredBrokers, sessionTimeoutMs } from '../../../src/controller/cluster-control.js';
-import type { CommandContext } from '../../../src/controller/context.js';
-import { BrokerHeartbeats } from '../../../src/controller/decisions/broker-heartbeats.js';
-import { METADATA_VERSION } from '../../../src/controller/service/quorum-controller.js';
-import { encodeMetadataRecords } from '../../../src/metadata/codec.js';
-import { MetadataDelta } from '../../../src/metadata/delta.js';
-import type { MetadataImage } from '../../../src/metadata/image.js';
+import { ControllerDriver, type CommandOutcome, type ControllerEffect, type ProposalResult } from '../../../src/controller/controller-driver.js';
 import type { MetadataRecord } from '../../../src/metadata/records.js';
 import type { MetadataStateMachine } from '../../../src/metadata/state-machine.js';
-import type { Entry, NodeId, ProposeResult } from '../../../src/raft/types.js';
+import type { Entry, NodeId } from '../../../src/raft/types.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import type { Rng } from '../../../src/util/rng.js';
@@ -56,25 +40,18 @@ import type { AnyCommand, ControllerReply, Endpoint } from './rpc.js';
 
 export interface ControllerSettings {
   readonly clusterId: string;
-  /** Cluster configs written with the cluster record by the first controller. */
+  /** Cluster configs written with the cluster record by the first controller (KRaft's bootstrap records). */
   readonly bootstrapConfigs: Readonly<Record<string, string>>;
   readonly fenceCheckIntervalMs: number;
   readonly batchCommandsMax: number;
   readonly queuedCommandsMax: number;
+  /** The shell's pause before activating again after a failed activation or barrier. */
+  readonly reactivateDelayMs: number;
   /** RaftNode gives up on a ReadIndex (confirmed and applied) after this long. */
   readonly readTimeoutMs: number;
   /** RaftNode gives up on a proposal not applied after this long: its outcome is unknown. */
   readonly proposalTimeoutMs: number;
-  /**
-   * After a failed activation or barrier, stay inactive until the Raft role
-   * changes (true: what quorum-controller.ts does today) or activate again
-   * at once (false: the fix this simulation suggests).
-   */
-  readonly giveUpTermForGood: boolean;
-  /**
-   * A deliberately broken shell, to prove the checkers catch one: activate as
-   * soon as the node leads, before its image holds everything committed.
-   */
+  /** A deliberately broken read path (see the header). */
   readonly unsafeEarlyActivation?: boolean;
 }
 
@@ -89,48 +66,41 @@ export interface ControllerHost {
   internalDone(id: NodeId, label: string, response: unknown): void;
 }
 
-type Phase =
-  | { readonly kind: 'standby' }
-  | { readonly kind: 'activating'; readonly term: number; readonly readId: number; readIndex: number | undefined; readonly readAtMs: number }
-  | { readonly kind: 'active'; readonly term: number; readonly heartbeats: BrokerHeartbeats };
-
-interface Queued {
-  readonly command: AnyCommand;
-  readonly label: string;
-  /** Where the response goes; undefined for internal commands. */
-  readonly caller: { readonly to: Endpoint; readonly requestId: number } | undefined;
+interface PendingRead {
+  readonly id: number;
+  readonly term: number;
+  readonly raftRequestId: number;
+  index: number | undefined;
+  readonly deadlineMs: number;
 }
 
-interface Outcome {
-  readonly q: Queued;
-  readonly response: unknown;
-}
-
-interface Inflight {
+interface PendingProposal {
+  readonly id: number;
   readonly index: number;
   readonly term: number;
-  readonly outcomes: Outcome[];
-  readonly barrier: boolean;
+  readonly deadlineMs: number;
+  /** Set once applied (or overwritten, or skipped); the driver is told in sync(). */
+  result: ProposalResult | undefined;
+}
+
+/** One controller process: a driver, the node it runs on, and what it waits for. */
+interface Process {
+  readonly driver: ControllerDriver;
+  readonly clock: ManualClock;
+  clockAtMs: number;
+  readonly callers: Map<number, { readonly to: Endpoint; readonly requestId: number }>;
+  read: PendingRead | undefined;
+  proposal: PendingProposal | undefined;
+  /** The simulated time of the armed wake event, or undefined. */
+  wakeAtMs: number | undefined;
 }
 
 export class SimController {
-  private phase: Phase = { kind: 'standby' };
-  private queue: Queued[] = [];
-  private inflight: Inflight | undefined;
-  /** A proposal's outcome is unknown: a barrier entry must be applied before the next batch. */
-  private needsBarrier = false;
-  /** The term this node gave up being the controller in (it waits for a role change). */
-  private abandonedTerm = -1;
-  private batchScheduled = false;
-  /** Bumped on every role change: timers and batch events of an older role are ignored. */
-  private generation = 0;
+  private process: Process | undefined;
   private crashEpoch: number;
-  private readonly clock: ManualClock;
-  private clockAtMs: number;
-  activations = 0;
-  batches = 0;
-  barriers = 0;
-  termsGivenUp = 0;
+  private draining = false;
+  /** Counters summed over every process this node ran. */
+  private readonly past = { activations: 0, batches: 0, barriers: 0, termsGivenUp: 0 };
 
   constructor(
     readonly id: NodeId,
@@ -139,278 +109,268 @@ export class SimController {
     private readonly rng: Rng,
   ) {
     this.crashEpoch = host.sim.node(id).epoch;
-    // Each node's clocks start elsewhere: nothing may compare them across nodes.
-    this.clock = new ManualClock(1_700_000_000_000 + rng.int(100_000), rng.int(1_000_000));
-    this.clockAtMs = host.sim.now();
   }
 
   get isActive(): boolean {
-    return this.phase.kind === 'active';
+    return this.process?.driver.isActive ?? false;
   }
 
   get activeTerm(): number | undefined {
-    return this.phase.kind === 'active' ? this.phase.term : undefined;
+    return this.process?.driver.activeTerm;
   }
 
-  // ------------------------------------------------------------ role transitions
+  get activations(): number {
+    return this.past.activations + (this.process?.driver.counters.activations ?? 0);
+  }
 
-  /** Follows the node's Raft role; called after every simulation event. */
+  get batches(): number {
+    return this.past.batches + (this.process?.driver.counters.batches ?? 0);
+  }
+
+  get barriers(): number {
+    return this.past.barriers + (this.process?.driver.counters.barriers ?? 0);
+  }
+
+  get termsGivenUp(): number {
+    return this.past.termsGivenUp + (this.process?.driver.counters.termsGivenUp ?? 0);
+  }
+
+  // ------------------------------------------------------------ events from the simulation
+
+  /** Follows the node's Raft role (and its reads and timeouts); called after every simulation event. */
   sync(): void {
     const n = this.host.sim.node(this.id);
     if (!n.alive || n.epoch !== this.crashEpoch) {
       this.crashEpoch = n.epoch;
-      this.abandonedTerm = -1;
-      if (this.phase.kind !== 'standby' || this.queue.length > 0 || this.inflight) this.standby(false);
+      this.endProcess();
       if (!n.alive) return;
     }
-    if (n.role !== 'leader') {
-      this.abandonedTerm = -1;
-      if (this.phase.kind !== 'standby') this.standby(true);
-      return;
-    }
-    if (this.phase.kind !== 'standby' && this.phase.term !== n.term) this.standby(true);
-    if (this.phase.kind === 'standby' && n.term !== this.abandonedTerm) this.beginActivation(n.term);
-    if (this.phase.kind === 'activating') this.continueActivation(this.phase);
+    const p = this.process ?? this.startProcess();
+    this.step(p, () => {
+      this.settleProposal(p);
+      p.driver.roleChanged(n.role, n.term);
+      this.settleRead(p);
+    });
   }
 
   /** A ReadIndex answer for this node. */
   onReadState(requestId: number, index: number): void {
-    if (this.phase.kind === 'activating' && this.phase.readId === requestId) this.phase.readIndex = index;
+    const p = this.process;
+    if (p?.read !== undefined && p.read.raftRequestId === requestId) p.read.index = index;
   }
-
-  private beginActivation(term: number): void {
-    this.host.sim.note(`n${this.id} controller: Raft leader in t${term}, activating`);
-    const readId = this.host.sim.readIndex(this.id);
-    if (readId === undefined) return this.giveUp(term, 'ReadIndex refused');
-    this.phase = { kind: 'activating', term, readId, readIndex: undefined, readAtMs: this.host.sim.now() };
-  }
-
-  private continueActivation(p: Extract<Phase, { kind: 'activating' }>): void {
-    if (this.settings.unsafeEarlyActivation === true) return this.activate(p.term);
-    if (p.readIndex !== undefined && this.host.metadata(this.id).appliedIndex >= p.readIndex) return this.activate(p.term);
-    if (this.host.sim.now() - p.readAtMs >= this.settings.readTimeoutMs) this.giveUp(p.term, 'ReadIndex timed out');
-  }
-
-  private activate(term: number): void {
-    const image = this.host.metadata(this.id).image;
-    this.advanceClock();
-    const heartbeats = new BrokerHeartbeats(this.clock, sessionTimeoutMs(image));
-    heartbeats.resetAll(image.brokers.keys());
-    this.generation++;
-    this.phase = { kind: 'active', term, heartbeats };
-    this.activations++;
-    this.host.sim.note(`n${this.id} controller: ACTIVE in t${term} at metadata offset ${image.offset}`);
-    this.host.activated(this.id, term);
-    this.scheduleFenceCheck(this.generation);
-    if (!image.cluster) {
-      const bootstrap = this.bootstrapRecords();
-      this.submit({ command: () => ({ records: bootstrap, response: null }), label: 'bootstrap', caller: undefined });
-    }
-  }
-
-  private bootstrapRecords(): MetadataRecord[] {
-    const configs = Object.entries(this.settings.bootstrapConfigs).map(([name, value]): MetadataRecord => (
-      { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name, value }));
-    return [{ type: 'cluster', v: 1, clusterId: this.settings.clusterId, metadataVersion: METADATA_VERSION }, ...configs];
-  }
-
-  /** Leaves the active role; `answer`: tell the callers NOT_CONTROLLER (false: the process died). */
-  private standby(answer: boolean): void {
-    if (this.phase.kind === 'active') this.host.sim.note(`n${this.id} controller: no longer active (t${this.phase.term})`);
-    this.phase = { kind: 'standby' };
-    this.generation++;
-    const pending = [...(this.inflight?.outcomes.map((o) => o.q) ?? []), ...this.queue];
-    this.inflight = undefined;
-    this.needsBarrier = false;
-    this.queue = [];
-    this.batchScheduled = false;
-    if (answer) for (const q of pending) this.answer(q, this.notController());
-  }
-
-  /** What the real shell does when activation or a barrier fails: stop being the controller (for this term). */
-  private giveUp(term: number, why: string): void {
-    this.host.sim.note(`n${this.id} controller: gives up term ${term} (${why}) while still Raft leader`);
-    this.standby(true);
-    if (this.settings.giveUpTermForGood) this.abandonedTerm = term;
-    this.termsGivenUp++;
-  }
-
-  // ------------------------------------------------------------ requests
 
   /** A request from an endpoint. */
-  receive(from: Endpoint, requestId: number, command: AnyCommand, label: string): void {
-    const caller = { to: from, requestId };
-    if (this.phase.kind !== 'active') return this.answer({ command, label, caller }, this.notController());
-    this.submit({ command, label, caller });
-  }
-
-  private notController(): ControllerReply {
-    const leader = this.host.sim.node(this.id).leader;
-    return { ok: false, error: 'NOT_CONTROLLER', controllerId: leader > 0 ? leader : -1 };
-  }
-
-  private submit(q: Queued): void {
-    if (this.queue.length >= this.settings.queuedCommandsMax) {
-      return this.answer(q, { ok: false, error: 'REQUEST_TIMED_OUT', controllerId: this.id });
-    }
-    this.queue.push(q);
-    this.scheduleBatch();
-  }
-
-  private answer(q: Queued, reply: ControllerReply): void {
-    if (q.caller !== undefined) this.host.reply(this.id, q.caller.to, q.caller.requestId, reply);
-    else if (reply.ok) this.host.internalDone(this.id, q.label, reply.response);
-  }
-
-  // ------------------------------------------------------------ batches
-
-  private scheduleBatch(): void {
-    if (this.batchScheduled || this.inflight !== undefined || this.queue.length === 0) return;
-    this.batchScheduled = true;
-    const generation = this.generation;
-    this.host.sim.queue.schedule(0, `n${this.id} controller batch`, () => {
-      if (generation !== this.generation) return;
-      this.batchScheduled = false;
-      this.runBatch();
+  receive(from: Endpoint, requestId: number, command: AnyCommand, _label: string): void {
+    const p = this.process ?? this.startProcess();
+    this.step(p, () => {
+      p.callers.set(p.driver.submit(command), { to: from, requestId });
     });
   }
 
-  private runBatch(): void {
+  /**
+   * This node applied `entry`: settles the proposal waiting on its index
+   * (RaftNode's ProposalTracker). The driver hears of it in sync(), after the
+   * event: RaftNode resolves a promise, so its callers never run inside the
+   * Raft node's own apply loop.
+   */
+  onApplied(entry: Entry): void {
+    const f = this.process?.proposal;
+    if (f === undefined || f.result !== undefined || entry.index < f.index) return;
+    f.result = entry.index > f.index
+      ? { ok: false, notController: false, cause: new Error(`index ${f.index} was covered by a snapshot`) }
+      : entry.term === f.term ? { ok: true, index: f.index, term: f.term }
+        : { ok: false, notController: true, cause: new Error('the entry was overwritten by a new leader') };
+  }
+
+  // ------------------------------------------------------------ the process
+
+  private startProcess(): Process {
+    // Each node's clocks start elsewhere: nothing may compare them across nodes.
+    const clock = new ManualClock(1_700_000_000_000 + this.rng.int(100_000), this.rng.int(1_000_000));
+    const s = this.settings;
+    const bootstrapRecords = Object.entries(s.bootstrapConfigs).map(([name, value]): MetadataRecord => (
+      { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name, value }));
+    const driver = new ControllerDriver({
+      clusterId: s.clusterId, clock, rng: this.rng.fork(), logger: silentLogger, bootstrapRecords,
+      view: { image: () => this.host.metadata(this.id).image, lastIndex: () => this.raft().lastIndex() },
+      fenceCheckIntervalMs: s.fenceCheckIntervalMs, batchCommandsMax: s.batchCommandsMax, queuedCommandsMax: s.queuedCommandsMax,
+      reactivateDelayMs: s.reactivateDelayMs,
+      // The simulation never turns auto.leader.rebalance.enable on: rebalances come from the admin's elections.
+      leaderRebalanceIntervalMs: 30_000,
+    });
+    const p: Process = { driver, clock, clockAtMs: this.host.sim.now(), callers: new Map(), read: undefined, proposal: undefined, wakeAtMs: undefined };
+    this.process = p;
+    return p;
+  }
+
+  /** The process died with its node: nothing it held is answered. */
+  private endProcess(): void {
+    const p = this.process;
+    if (p === undefined) return;
+    const c = p.driver.counters;
+    this.past.activations += c.activations;
+    this.past.batches += c.batches;
+    this.past.barriers += c.barriers;
+    this.past.termsGivenUp += c.termsGivenUp;
+    this.process = undefined;
+  }
+
+  private raft() {
     const raft = this.host.sim.node(this.id).raft;
-    if (this.phase.kind !== 'active' || this.inflight !== undefined || raft === undefined) return;
-    if (this.needsBarrier) return this.proposeBarrier(this.phase.term);
-    this.advanceClock();
-    const batch = this.queue.splice(0, this.settings.batchCommandsMax);
-    const nextOffset = raft.lastIndex() + 1;
-    const { records, outcomes } = this.runCommands(batch, nextOffset, this.phase.heartbeats);
-    this.batches++;
-    if (records.length === 0) {
-      for (const o of outcomes) this.answer(o.q, { ok: true, response: o.response });
-      return this.scheduleBatch();
-    }
-    const result = this.propose(encodeMetadataRecords(records));
-    if (!result.ok) {
-      // RaftNode: notLeader/transferring are NOT_CONTROLLER; anything else may still commit (the real shell says so too).
-      const notController = result.reason === 'notLeader' || result.reason === 'transferring';
-      if (!notController) this.needsBarrier = true;
-      const reply: ControllerReply = notController ? this.notController() : { ok: false, error: 'REQUEST_TIMED_OUT', controllerId: this.id };
-      for (const o of outcomes) this.answer(o.q, reply);
-      return this.scheduleBatch();
-    }
-    if (result.index !== nextOffset) {
-      throw new InvariantViolation('controller offsets', `n${this.id}: batch proposed at ${result.index}, commands were told ${nextOffset}`);
-    }
-    this.track({ index: result.index, term: result.term, outcomes, barrier: false });
+    if (raft === undefined) throw new Error(`n${this.id} is down`);
+    return raft;
   }
 
-  /** An empty entry: once applied, so is every earlier entry whose outcome was unknown. */
-  private proposeBarrier(term: number): void {
-    const result = this.propose(new Uint8Array(0));
-    if (!result.ok) return this.giveUp(term, `barrier refused: ${result.reason}`);
-    this.barriers++;
-    this.track({ index: result.index, term: result.term, outcomes: [], barrier: true });
-  }
-
-  /** Waits for `f`'s entry to be applied, or for proposalTimeoutMs (outcome unknown). */
-  private track(f: Inflight): void {
-    this.inflight = f;
-    const generation = this.generation;
-    this.host.sim.queue.schedule(this.settings.proposalTimeoutMs, `n${this.id} proposal ${f.index} timeout`, () => {
-      if (generation !== this.generation || this.inflight !== f || this.phase.kind !== 'active') return;
-      this.inflight = undefined;
-      if (f.barrier) return this.giveUp(this.phase.term, 'barrier timed out');
-      this.host.sim.note(`n${this.id} controller: proposal ${f.index} timed out, outcome unknown`);
-      for (const o of f.outcomes) this.answer(o.q, { ok: false, error: 'REQUEST_TIMED_OUT', controllerId: this.id });
-      this.needsBarrier = true;
-      this.scheduleBatch();
-    });
-  }
-
-  /** Runs each command on the image the previous ones left; pure commands must neither throw nor emit unreplayable records. */
-  private runCommands(batch: Queued[], nextOffset: number, heartbeats: BrokerHeartbeats): { records: MetadataRecord[]; outcomes: Outcome[] } {
-    let image = this.host.metadata(this.id).image;
-    const records: MetadataRecord[] = [];
-    const outcomes: Outcome[] = [];
-    for (const q of batch) {
-      const ctx: CommandContext = { image, nextOffset, clock: this.clock, rng: this.rng, heartbeats, logger: silentLogger };
-      let result;
-      try {
-        result = q.command(ctx);
-      } catch (err) {
-        throw new InvariantViolation('controller command threw', `n${this.id} ${q.label}: ${(err as Error).stack ?? String(err)}`);
+  /** Feeds one event to the driver (on the node's clock), then carries out every effect. */
+  private step(p: Process, event: () => void): void {
+    this.advanceClock(p);
+    event();
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let effects = p.driver.takeEffects(); effects.length > 0; effects = p.driver.takeEffects()) {
+        for (const e of effects) this.carryOut(p, e);
       }
-      if (result.records.length > 0) {
-        try {
-          image = imageAfter(image, result.records);
-        } catch (err) {
-          throw new InvariantViolation('metadata replay', `n${this.id}: records of ${q.label} do not replay on the working image: ${(err as Error).message}\n` +
-            `  records: ${JSON.stringify(result.records)}`);
-        }
-        records.push(...result.records);
-      }
-      outcomes.push({ q, response: result.response });
+    } finally {
+      this.draining = false;
     }
-    return { records, outcomes };
+    if (this.process === p) this.armWake(p);
   }
 
-  private propose(data: Uint8Array): ProposeResult {
+  private carryOut(p: Process, e: ControllerEffect): void {
+    const sim = this.host.sim;
+    switch (e.kind) {
+      case 'readIndex': {
+        sim.note(`n${this.id} controller: Raft leader in t${sim.node(this.id).term}, activating`);
+        if (this.settings.unsafeEarlyActivation === true) return p.driver.readDone(e.id, true);
+        const raftRequestId = sim.readIndex(this.id);
+        if (raftRequestId === undefined) return p.driver.readDone(e.id, false, new Error('ReadIndex refused'));
+        p.read = { id: e.id, term: sim.node(this.id).term, raftRequestId, index: undefined, deadlineMs: sim.now() + this.settings.readTimeoutMs };
+        return;
+      }
+      case 'propose':
+        return this.propose(p, e);
+      case 'reply': {
+        const caller = p.callers.get(e.id);
+        p.callers.delete(e.id);
+        if (caller !== undefined) this.host.reply(this.id, caller.to, caller.requestId, this.toReply(e.outcome));
+        return;
+      }
+      case 'internalDone':
+        if (!e.outcome.ok && e.outcome.refusal.kind === 'commandFailed') this.commandFailed(e.label, e.outcome.refusal);
+        if (e.outcome.ok) this.host.internalDone(this.id, e.label, e.outcome.response);
+        return;
+      case 'activated':
+        sim.note(`n${this.id} controller: ACTIVE in t${e.term} at metadata offset ${e.metadataOffset}`);
+        this.host.activated(this.id, e.term);
+        return;
+      case 'deactivated':
+        sim.note(`n${this.id} controller: no longer active (t${e.term})`);
+        return;
+      default: {
+        const never: never = e;
+        throw new Error(`unknown effect ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  private toReply(outcome: CommandOutcome): ControllerReply {
+    if (outcome.ok) return { ok: true, response: outcome.response };
+    const r = outcome.refusal;
+    switch (r.kind) {
+      case 'notController': {
+        const leader = this.host.sim.node(this.id).leader;
+        return { ok: false, error: 'NOT_CONTROLLER', controllerId: leader > 0 ? leader : -1 };
+      }
+      case 'queueFull':
+      case 'outcomeUnknown':
+        return { ok: false, error: 'REQUEST_TIMED_OUT', controllerId: this.id };
+      case 'commandFailed':
+        return this.commandFailed('request', r);
+    }
+  }
+
+  /** Pure commands must neither throw nor emit records that do not replay: in the simulation either is a violation. */
+  private commandFailed(label: string, r: { readonly stage: 'command' | 'replay'; readonly cause: unknown }): never {
+    const cause = r.cause instanceof Error ? (r.cause.stack ?? r.cause.message) : String(r.cause);
+    if (r.stage === 'command') throw new InvariantViolation('controller command threw', `n${this.id} ${label}: ${cause}`);
+    throw new InvariantViolation('metadata replay', `n${this.id}: records of ${label} do not replay on the working image: ${cause}`);
+  }
+
+  private propose(p: Process, e: Extract<ControllerEffect, { kind: 'propose' }>): void {
     const sim = this.host.sim;
     const n = sim.node(this.id);
-    const raft = n.raft;
-    if (raft === undefined) throw new Error(`n${this.id} is down`);
-    const result = raft.propose(data);
+    const raft = this.raft();
+    const result = raft.propose(e.data);
     if (result.ok) sim.stats.proposalsOk++;
     else sim.stats.proposalsRefused++;
-    sim.note(`n${this.id} controller: propose batch (${data.length} bytes): ${result.ok ? `${result.index}/t${result.term}` : result.reason}`);
+    sim.note(`n${this.id} controller: propose ${e.barrier ? 'barrier' : `batch (${e.data.length} bytes)`}: ${result.ok ? `${result.index}/t${result.term}` : result.reason}`);
+    if (!result.ok) {
+      // RaftNode: notLeader/transferring are NOT_CONTROLLER; anything else may still commit.
+      const notController = result.reason === 'notLeader' || result.reason === 'transferring';
+      return p.driver.proposalDone(e.id, { ok: false, notController, cause: new Error(`proposal refused: ${result.reason}`) });
+    }
+    if (!e.barrier && result.index !== e.expectedIndex) {
+      throw new InvariantViolation('controller offsets', `n${this.id}: batch proposed at ${result.index}, commands were told ${e.expectedIndex}`);
+    }
+    p.proposal = { id: e.id, index: result.index, term: result.term, deadlineMs: sim.now() + this.settings.proposalTimeoutMs, result: undefined };
+    sim.queue.schedule(this.settings.proposalTimeoutMs, `n${this.id} proposal ${result.index} timeout`, () => {
+      if (this.process === p && p.proposal?.id === e.id) this.sync();
+    });
     n.pump();
     sim.checks.afterEvent(n, raft.status());
-    return result;
   }
 
-  /** This node applied `entry`: the batch in flight is answered once its own entry is applied. */
-  onApplied(entry: Entry): void {
-    const f = this.inflight;
-    if (f === undefined || entry.index < f.index) return;
-    this.inflight = undefined;
-    const ours = entry.index === f.index && entry.term === f.term;
-    if (f.barrier && ours) this.needsBarrier = false;
-    for (const o of f.outcomes) this.answer(o.q, ours ? { ok: true, response: o.response } : this.notController());
-    this.scheduleBatch();
+  /** RaftNode's ReadTracker: done once confirmed and applied; failed on a lost lead or a timeout. */
+  private settleRead(p: Process): void {
+    const r = p.read;
+    if (r === undefined) return;
+    const n = this.host.sim.node(this.id);
+    const md = this.host.metadata(this.id);
+    if (r.index !== undefined && md.appliedIndex >= r.index) {
+      p.read = undefined;
+      return p.driver.readDone(r.id, true);
+    }
+    const lost = n.role !== 'leader' || n.term !== r.term;
+    if ((lost && r.index === undefined) || this.host.sim.now() >= r.deadlineMs) {
+      p.read = undefined;
+      p.driver.readDone(r.id, false, new Error(lost ? 'leadership lost before the read was confirmed' : 'ReadIndex timed out'));
+    }
   }
 
-  // ------------------------------------------------------------ sessions
+  /** RaftNode's ProposalTracker: settled when applied; a proposal not applied within proposalTimeoutMs has an unknown outcome. */
+  private settleProposal(p: Process): void {
+    const f = p.proposal;
+    if (f === undefined) return;
+    if (f.result !== undefined) {
+      p.proposal = undefined;
+      return p.driver.proposalDone(f.id, f.result);
+    }
+    const sim = this.host.sim;
+    if (sim.now() < f.deadlineMs) return;
+    p.proposal = undefined;
+    sim.note(`n${this.id} controller: proposal ${f.index} timed out, outcome unknown`);
+    p.driver.proposalDone(f.id, { ok: false, notController: false, cause: new Error('proposal not applied in time; outcome unknown') });
+  }
 
-  private scheduleFenceCheck(generation: number): void {
-    this.host.sim.queue.schedule(this.settings.fenceCheckIntervalMs, `n${this.id} fence check`, () => {
-      if (generation !== this.generation || this.phase.kind !== 'active') return;
-      this.checkSessions(this.phase.heartbeats);
-      this.scheduleFenceCheck(generation);
+  /** One event on the simulation's queue for the driver's next deadline. */
+  private armWake(p: Process): void {
+    const wakeMono = p.driver.nextWakeMs();
+    if (wakeMono === undefined) return;
+    const at = this.host.sim.now() + Math.max(0, wakeMono - p.clock.monotonicMs());
+    if (p.wakeAtMs !== undefined && p.wakeAtMs <= at && p.wakeAtMs >= this.host.sim.now()) return;
+    p.wakeAtMs = at;
+    this.host.sim.queue.schedule(at - this.host.sim.now(), `n${this.id} controller tick`, () => {
+      if (this.process !== p || p.wakeAtMs !== at) return;
+      p.wakeAtMs = undefined;
+      if (!this.host.sim.node(this.id).alive) return;
+      this.step(p, () => p.driver.tick());
     });
   }
 
-  private checkSessions(heartbeats: BrokerHeartbeats): void {
-    if (this.inflight !== undefined) return;
-    this.advanceClock();
-    const image = this.host.metadata(this.id).image;
-    heartbeats.setSessionTimeoutMs(sessionTimeoutMs(image));
-    const live = [...image.brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
-    if (heartbeats.expired(live).length === 0) return;
-    this.submit({ command: fenceExpired, label: 'fenceExpiredBrokers', caller: undefined });
-  }
-
-  private advanceClock(): void {
+  private advanceClock(p: Process): void {
     const now = this.host.sim.now();
-    this.clock.advance(now - this.clockAtMs);
-    this.clockAtMs = now;
+    p.clock.advance(now - p.clockAtMs);
+    p.clockAtMs = now;
   }
-}
-
-const fenceExpired: AnyCommand = (ctx) => fenceExpiredBrokers(ctx);
-
-/** The image after replaying `records` as one more entry (the working image of a batch). */
-function imageAfter(image: MetadataImage, records: readonly MetadataRecord[]): MetadataImage {
-  if (records.length === 0) return image;
-  const delta = new MetadataDelta(image);
-  delta.replayBatch(records, image.offset + 1);
-  return delta.apply();
 }
