@@ -304,7 +304,8 @@ export class SimKernel {
   private timeOf(inc: Incarnation): HostTime {
     const h = inc.host;
     const clock: Clock = {
-      nowMs: () => WALL_EPOCH_MS + this.nowMs + h.wallOffsetMs,
+      // Whole milliseconds, as Date.now() reads (record timestamps must be integers); event times may be fractional.
+      nowMs: () => Math.floor(WALL_EPOCH_MS + this.nowMs + h.wallOffsetMs),
       monotonicMs: () => this.nowMs + h.monoOffsetMs,
     };
     const scheduler: Scheduler = {
