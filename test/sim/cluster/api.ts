@@ -8,8 +8,11 @@
 //
 // Time only moves inside runFor / runUntil / await: a control (crash,
 // partition, ...) takes effect at the current simulated instant, and async
-// controls (restart, reassign, ...) must be awaited through `cluster.await`
-// or they never progress.
+// controls (restart, reassign, ...) progress only while someone runs the
+// loop — await them through `cluster.await`, or start them in the background
+// and keep calling runFor. The loop is not re-entrant: code running inside
+// the world (an event, a background operation) must never call runFor,
+// runUntil or await itself; the controls here never do.
 
 import type { Clock, Scheduler } from '../../../src/util/clock.js';
 import type { Logger } from '../../../src/util/logger.js';

@@ -317,7 +317,21 @@ class Cluster implements SimCluster {
     this.note(`op transfer-controller n${leader} -> ${target ?? 'none'}`);
     if (target === undefined) return;
     this.host(leader).server?.node.transferLeadership(target);
-    await this.runUntil(() => this.controllerLeader() === target, 5_000);
+    await this.waitFor(() => this.controllerLeader() === target, 5_000);
+  }
+
+  /**
+   * Resolves once `pred` holds after some event (false after `timeoutMs`).
+   * Unlike runUntil it does not drive the loop, so an operation can wait
+   * while the caller's own runFor runs the world (the loop is not re-entrant).
+   */
+  private waitFor(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => { off(); cancel(); resolve(ok); };
+      const off = this.kernel.onEvent(() => { if (pred()) done(true); });
+      const cancel = this.kernel.schedule(timeoutMs, 'wait timeout', () => done(pred()));
+    });
   }
 
   /** A quorum client on the admin host, over every controller listener (it follows NOT_CONTROLLER hints). */

@@ -235,7 +235,7 @@ export class SimKernel {
 
   /** Runs one event then drains microtasks; false when nothing is pending. */
   async step(): Promise<boolean> {
-    assert(!this.running, 'the kernel loop is not re-entrant');
+    assert(!this.running, 'the kernel loop is not re-entrant: runFor/runUntil/await was called from inside the world (an event or a background operation)');
     const ev = this.pop();
     if (ev === undefined) return false;
     this.running = true;
