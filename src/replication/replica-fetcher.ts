@@ -194,7 +194,7 @@ export class ReplicaFetcher {
     this.link?.close();
     this.link = null;
     this.session = null;
-    const link = await ClientLink.connect(this.url, { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000 });
+    const link = await ClientLink.connect(this.url, { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000, scheduler: this.opts.scheduler });
     if (this.opts.sasl) {
       // The broker principal's login (and its KIP-368 renewals) on the fetch link; a refusal closes it and the fetcher backs off and retries.
       try {
