@@ -49,6 +49,7 @@ const SCHEMAS: Record<MetadataRecordType, Record<string, FieldSpec>> = {
   },
   removeUserScramCredential: { name: f('string'), mechanism: f('int') },
   clientQuota: { entity: f('quotaEntity'), key: f('string'), value: f('number'), remove: f('bool') },
+  controllerEndpoint: { nodeId: f('int'), url: f('nullableString') },
 };
 
 const packr = new Packr({ useRecords: false, moreTypes: false });

@@ -35,6 +35,8 @@ export interface MetadataChanges {
   readonly acls: boolean;
   /** Whether any client quota changed. */
   readonly clientQuotas: boolean;
+  /** Controller endpoints added, changed or removed (ControllerEndpointRecord). */
+  readonly controllerEndpoints: boolean;
 }
 
 interface MutableTopic {
@@ -57,6 +59,8 @@ export class MetadataDelta {
   private readonly scram = new Map<string, Map<number, ScramCredentialImage>>();
   /** Changed quota entities: quotaEntityKey → the entity's quotas now (empty: none left). */
   private readonly quotas = new Map<string, ClientQuotaEntry>();
+  /** Controller endpoints set (url) or removed (null) by this delta. */
+  private readonly endpoints = new Map<number, string | null>();
 
   constructor(readonly base: MetadataImage) {
     this.offset = base.offset;
@@ -86,6 +90,9 @@ export class MetadataDelta {
     switch (record.type) {
       case 'cluster':
         this.cluster = { clusterId: record.clusterId, metadataVersion: record.metadataVersion };
+        return;
+      case 'controllerEndpoint':
+        this.endpoints.set(record.nodeId, record.url);
         return;
       case 'registerBroker':
         this.brokers.set(record.brokerId, Object.freeze({
@@ -252,6 +259,7 @@ export class MetadataDelta {
       configs: new Set(this.configs.keys()),
       acls: this.acls.size > 0,
       clientQuotas: this.quotas.size > 0,
+      controllerEndpoints: this.endpoints.size > 0,
     };
   }
 
@@ -307,7 +315,16 @@ export class MetadataDelta {
       if (entry.values.size === 0) quotas.delete(key);
       else quotas.set(key, Object.freeze({ entity: Object.freeze({ ...entry.entity }), values: new Map(entry.values) }));
     }
-    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, quotas, acls);
+    let endpoints = this.base.controllerEndpoints;
+    if (this.endpoints.size > 0) {
+      const next = new Map(endpoints);
+      for (const [id, url] of this.endpoints) {
+        if (url === null) next.delete(id);
+        else next.set(id, url);
+      }
+      endpoints = next;
+    }
+    return new MetadataImage(this.offset, this.cluster, brokers, byName, byId, configs, this.nextProducerId, scram, quotas, acls, endpoints);
   }
 }
 

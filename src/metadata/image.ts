@@ -61,6 +61,9 @@ export interface ScramCredentialImage {
   readonly iterations: number;
 }
 
+/** Declared before the class: MetadataImage.EMPTY uses it while the class initializes. */
+const EMPTY_ENDPOINTS: ReadonlyMap<number, string> = new Map();
+
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(-1, null, new Map(), new Map(), new Map(), new Map(), 0, new Map());
 
@@ -81,6 +84,8 @@ export class MetadataImage {
     readonly clientQuotas: ReadonlyMap<string, ClientQuotaEntry> = new Map(),
     /** ACLs by the id the controller gave each (AccessControlEntryRecord). */
     readonly acls: ReadonlyMap<string, AclBinding> = EMPTY_ACLS,
+    /** Raft listener url of each controller added at runtime (ControllerEndpointRecord), by node id. */
+    readonly controllerEndpoints: ReadonlyMap<number, string> = EMPTY_ENDPOINTS,
   ) {}
 
   /** The ACLs indexed for the authorizer; built once per set of ACLs, shared by images that did not change them. */
@@ -147,6 +152,7 @@ export class MetadataImage {
         out.push({ type: 'clientQuota', v: 1, entity: partsOfEntity(q.entity), key, value, remove: false });
       }
     }
+    for (const [nodeId, url] of sortedBy([...this.controllerEndpoints.entries()], (x) => x[0])) out.push({ type: 'controllerEndpoint', v: 1, nodeId, url });
     if (this.nextProducerId > 0) out.push({ type: 'producerIds', v: 1, brokerId: -1, brokerEpoch: -1, nextProducerId: this.nextProducerId });
     return out;
   }

@@ -192,8 +192,21 @@ export interface ClientQuotaRecord {
   readonly remove: boolean;
 }
 
+/**
+ * The Raft listener of a controller added at runtime (sluice cluster
+ * add-controller, KIP-853): every voter dials it from this record, since the
+ * node is in no node's --controller-quorum. url null: the entry is removed.
+ */
+export interface ControllerEndpointRecord {
+  readonly type: 'controllerEndpoint';
+  readonly v: 1;
+  readonly nodeId: number;
+  readonly url: string | null;
+}
+
 export type MetadataRecord =
   | ClusterRecord
+  | ControllerEndpointRecord
   | RegisterBrokerRecord
   | UnregisterBrokerRecord
   | BrokerRegistrationChangeRecord

@@ -205,9 +205,10 @@ class TransportWebSocket implements WebSocketLike {
     return this.socket?.bufferedAmount ?? 0;
   }
 
+  /** As a browser's: an error while connecting; after close() the data is dropped. */
   send(data: Uint8Array): void {
-    if (this.readyState !== OPEN || !this.socket) throw new Error('WebSocket is not open');
-    this.socket.send(data);
+    if (this.readyState === CONNECTING) throw new Error('WebSocket is still connecting');
+    if (this.readyState === OPEN) this.socket?.send(data);
   }
 
   close(code?: number, reason?: string): void {

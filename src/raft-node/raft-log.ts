@@ -96,6 +96,9 @@ export class RaftLog {
   truncateFrom(index: number): void {
     assert(index >= (this.segments[0]?.base ?? 1) && index <= this.lastIndex(), `cannot truncate the raft log from ${index}`);
     while (this.segments.length > 1 && this.active().base > index) this.removeSegment(this.segments.length - 1);
+    // The cut is fsynced, which makes the active segment's earlier entries durable: entries of the segments
+    // before it must be on disk first, or a crash leaves a gap (or a torn segment that is not the last).
+    this.syncSegments();
     this.active().truncateFrom(index);
     this.syncDirIfDirty();
   }
@@ -119,13 +122,17 @@ export class RaftLog {
 
   /** Group commit: fsyncs every segment written since the last sync, then the directory if it changed. */
   sync(): void {
+    this.syncSegments();
+    this.syncDirIfDirty();
+  }
+
+  private syncSegments(): void {
     const active = this.active();
     for (const segment of this.unsynced) {
       segment.sync();
       if (segment !== active) segment.closeFd();
     }
     this.unsynced.clear();
-    this.syncDirIfDirty();
   }
 
   close(): void {
@@ -196,6 +203,8 @@ export class RaftLog {
 
   private syncDirIfDirty(): void {
     if (!this.dirDirty) return;
+    // The directory fsync makes a segment created by a roll durable by name: what was written before it goes first.
+    this.syncSegments();
     fsyncDir(this.opts.fs, this.dir);
     this.dirDirty = false;
   }

@@ -5,7 +5,8 @@
 //
 // Invariants of a ServerConfig: a node is one of the quorum's voters exactly
 // when it has the controller role (a broker-only node follows the metadata
-// log as an observer); a node with the broker role has a broker listener;
+// log as an observer), except a controller started with --join-quorum: it
+// follows the log until `sluice cluster add-controller` promotes it; a node with the broker role has a broker listener;
 // every limit passed the checks in quorum-config.ts. Errors are SluiceError
 // INVALID_CONFIG with a one-line reason (the CLI turns them into exit 2).
 
@@ -121,6 +122,8 @@ export interface ServerFlags extends TlsFlags, SaslFlags {
   readonly electionTimeoutMs?: number;
   readonly snapshotIntervalEntries?: number;
   readonly raftOnly?: boolean;
+  /** A controller not in --controller-quorum, to be added with sluice cluster add-controller (KIP-853). */
+  readonly joinQuorum?: boolean;
   readonly listen?: string;
   readonly advertisedListen?: string;
   readonly advertisedControllerListen?: string;
@@ -214,8 +217,12 @@ export function serverConfigFromFlags(flags: ServerFlags): ServerConfig {
   const quorum = parseQuorum(flags.controllerQuorum, controllerListen.url.startsWith('wss:') ? 'wss' : 'ws');
   const tls = tlsSettingsFrom(flags);
   const voter = quorum.some((v) => v.id === flags.nodeId);
-  if (roles.includes('controller') && !voter) {
-    throw invalid(`node ${flags.nodeId} has the controller role but is not in --controller-quorum`);
+  if (roles.includes('controller') && !voter && flags.joinQuorum !== true) {
+    throw invalid(`node ${flags.nodeId} has the controller role but is not in --controller-quorum ` +
+      '(to add a controller: start it with --join-quorum, then run sluice cluster add-controller)');
+  }
+  if (flags.joinQuorum === true && (voter || !roles.includes('controller'))) {
+    throw invalid('--join-quorum is for a controller that is not in --controller-quorum');
   }
   if (!roles.includes('controller') && voter) {
     throw invalid(`node ${flags.nodeId} is a voter in --controller-quorum, so it needs the controller role`);

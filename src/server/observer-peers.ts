@@ -41,6 +41,8 @@ export function syncObserverPeers(opts: ObserverPeersOptions): () => void {
   const added = new Map<NodeId, string>();
   const sync = (image: MetadataImage): void => {
     const wanted = metadataFollowers(image.brokers.values(), opts.voters, opts.nodeId);
+    // Controllers added at runtime (sluice cluster add-controller) are in no --controller-quorum.
+    for (const [id, url] of image.controllerEndpoints) if (id !== opts.nodeId && !opts.voters.includes(id)) wanted.set(id, url);
     for (const [id, url] of wanted) {
       if (added.get(id) === url) continue;
       opts.transport.addPeer(id, url);
@@ -56,6 +58,6 @@ export function syncObserverPeers(opts: ObserverPeersOptions): () => void {
   };
   sync(opts.metadata.image);
   return opts.metadata.subscribe((image, changes) => {
-    if (changes === null || changes.brokers.size > 0) sync(image);
+    if (changes === null || changes.brokers.size > 0 || changes.controllerEndpoints) sync(image);
   });
 }

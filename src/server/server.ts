@@ -100,6 +100,9 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   const voters = cfg.quorum.map((v) => v.id);
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
+  if (!isVoter && cfg.roles.includes('controller')) {
+    log.info({ nodeId: cfg.nodeId }, 'not in --controller-quorum: following the metadata log until `sluice cluster add-controller` promotes this node');
+  }
 
   let tls: TlsContext | undefined;
   try {
@@ -148,7 +151,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   }
   if (controllerApi && metadata && cfg.authorizer) controllerApi = authorizeControllerCalls(controllerApi, authorizerOver(cfg.authorizer, () => metadata.image));
   transport.start({ onRaftMessage: (m) => node.receive(m), onClientRequest: createClientService(node, sm, controllerApi) });
-  const unsyncPeers = metadata && isVoter
+  // Controllers dial every metadata follower (a joining controller too: it may lead once promoted).
+  const unsyncPeers = metadata && cfg.roles.includes('controller')
     ? syncObserverPeers({ metadata, transport, nodeId: cfg.nodeId, voters, logger: log.child({ component: 'observer-peers' }) })
     : undefined;
   const failed = new Promise<Error>((resolve) => node.once('fatal', resolve));
@@ -218,7 +222,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger, injected: N
   let stopping: Promise<void> | undefined;
   if (metadata && Object.keys(cfg.clusterDefaults).length > 0) {
     const seeding = quorumClient();
-    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock: SystemClock, scheduler: SystemScheduler }, { stopped: () => stopping !== undefined });
+    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock, scheduler }, { stopped: () => stopping !== undefined });
   }
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
     stopping ??= (async () => {

@@ -131,6 +131,11 @@ export class LeaderEpochCache {
     this.dirty = true;
   }
 
+  /** Whether checkpoint() would write the file. */
+  get unwritten(): boolean {
+    return this.file !== null && this.dirty;
+  }
+
   /** Writes the checkpoint file if anything changed since the last write (or if `force`). */
   checkpoint(force = false): void {
     this.checkInvariant();

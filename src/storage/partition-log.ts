@@ -249,6 +249,7 @@ export class PartitionLog {
       'replaceSegments: cleaned segment outside the range it replaces');
     this.beforeChange();
     this._structureVersion++;
+    this.syncClosedSegments();
     try {
       swapSegments(this.fs, this.dir, old, cleaned, hook);
     } catch (err) {
@@ -351,7 +352,7 @@ export class PartitionLog {
     for (const b of batches) {
       if (b.leaderEpoch >= 0 && b.leaderEpoch > this.epochCache.latestEpoch()) {
         this.epochCache.assign(b.leaderEpoch, b.baseOffset);
-        this.epochCache.checkpoint();
+        this.checkpointEpochs();
       }
       maxTimestamp = Math.max(maxTimestamp, b.maxTimestamp);
       recordCount += b.recordCount;
@@ -418,8 +419,15 @@ export class PartitionLog {
     const generation = this.truncations;
     this.flushChain = this.flushChain
       .then(() => segment.flushAsync())
+      // Segments rolled after this one (their own flushes come later in the chain) go first as well: the
+      // directory fsync makes the newest segment's name durable (see syncClosedSegments).
+      .then(() => Promise.all(this.segments.filter((s) => s !== segment && s !== this.active && s.nextOffset > this._recoveryPoint)
+        .map((s) => s.flushAsync())))
       .then(() => fsyncDirAsync(this.fs, this.dir))
+      .then(() => (this.parentEntryDirty ? fsyncDirAsync(this.fs, path.dirname(this.dir)) : undefined))
       .then(() => {
+        // The recovery point may claim the segment only once the log's own directory entry is on disk too.
+        this.parentEntryDirty = false;
         if (!this.closed && generation === this.truncations && upTo > this._recoveryPoint) {
           this._recoveryPoint = Math.min(upTo, this._logEndOffset);
         }
@@ -457,7 +465,10 @@ export class PartitionLog {
         if (s === this.active) {
           if (activeDataOnly) s.flushData();
           else s.flush();
-        } else if (s.nextOffset > this._recoveryPoint) s.flush();
+        } else if (s.nextOffset >= this._recoveryPoint) {
+          // `>=`: a truncation leaves the segment it cut ending exactly at the recovery point, with its cut not yet on disk.
+          s.flush();
+        }
       }
       if (this.dirEntriesDirty) {
         fsyncDir(this.fs, this.dir);
@@ -581,7 +592,7 @@ export class PartitionLog {
     this.ensureOpen();
     if (epoch <= this.epochCache.latestEpoch()) return;
     this.epochCache.assign(epoch, this._logEndOffset);
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
   }
 
   latestEpoch(): number {
@@ -607,7 +618,7 @@ export class PartitionLog {
       // leader that wrote nothing in them) must go: they are not in the log.
       if (offset === this._logEndOffset && this.epochCache.all().some((e) => e.startOffset >= offset)) {
         this.epochCache.truncateFromEnd(offset);
-        this.epochCache.checkpoint();
+        this.checkpointEpochs();
       }
       return this._logEndOffset;
     }
@@ -620,9 +631,19 @@ export class PartitionLog {
     this._structureVersion++;
     this.dropTail();
     const keep = this.floorSegmentIndex(offset);
-    for (const s of this.segments.splice(keep + 1)) s.deleteFiles();
+    const removed = this.segments.splice(keep + 1);
     try {
+      for (const s of removed) s.deleteFiles();
       this.active.truncateTo(offset);
+      // A durable cut, as in the Raft log: a crash never brings back what a truncation dropped — neither the
+      // batches (a follower would hold a divergent suffix again) nor later segments (the LEO would jump past a
+      // gap). Truncations are rare (a follower meeting a new leader), so the two fsyncs cost little.
+      this.syncClosedSegments();
+      this.active.flushData();
+      if (removed.length > 0 || this.dirEntriesDirty) {
+        fsyncDir(this.fs, this.dir);
+        this.dirEntriesDirty = false;
+      }
     } catch (err) {
       throw storageError(err, `truncation of ${this.dir}`);
     }
@@ -649,7 +670,7 @@ export class PartitionLog {
     this._recoveryPoint = offset;
     this.unflushedMessages = 0;
     this.epochCache.clear();
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
     this.checkInvariants();
   }
 
@@ -659,7 +680,7 @@ export class PartitionLog {
     this._recoveryPoint = Math.min(this._recoveryPoint, end);
     this._highWatermark = Math.min(this._highWatermark, end);
     this.epochCache.truncateFromEnd(end);
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
     this.checkInvariants();
   }
 
@@ -690,7 +711,7 @@ export class PartitionLog {
     if (offset <= this._logStartOffset) return;
     this._logStartOffset = offset;
     this.epochCache.truncateFromStart(offset);
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
   }
 
   /**
@@ -737,7 +758,7 @@ export class PartitionLog {
     this.dropTail();
     this.active.sealTimeIndex();
     this.flush();
-    this.epochCache.checkpoint();
+    this.checkpointEpochs();
     for (const s of this.segments) s.close();
     // No fsync: everything it vouches for was fsynced just above, and a marker
     // lost in a crash only costs a re-validation at the next start.
@@ -755,6 +776,25 @@ export class PartitionLog {
 
   private ensureOpen(): void {
     if (this.closed) throw new SluiceError(Errors.KAFKA_STORAGE_ERROR, `log ${this.dir} is closed`, { dir: this.dir });
+  }
+
+  /**
+   * Before a directory fsync that no full flush precedes (the leader-epoch
+   * checkpoint's, a cleaner swap's): that fsync makes every name in the
+   * directory durable, a segment just rolled included, so the closed segments'
+   * bytes must be on disk first. Otherwise a crash can keep the new segment's
+   * name but not its predecessor's tail, and the log comes back with a gap:
+   * an LEO past offsets it does not hold. Usually there is nothing to do: a
+   * rolled segment is flushed in the background soon after its roll.
+   */
+  private syncClosedSegments(): void {
+    for (const s of this.segments) if (s !== this.active && s.nextOffset >= this._recoveryPoint) s.flushData();
+  }
+
+  /** The leader-epoch checkpoint, written (with its directory fsync) after the segments it could expose. */
+  private checkpointEpochs(): void {
+    if (this.epochCache.unwritten) this.syncClosedSegments();
+    this.epochCache.checkpoint();
   }
 
   /** Makes the removal of the clean-shutdown marker durable before the first change to the log's bytes. */

@@ -114,6 +114,8 @@ export class LogSegment {
    * knows the last run closed it cleanly (markSynced).
    */
   private unsynced: boolean;
+  /** Bumped whenever the file changes (unsynced set), so a background fsync knows whether it covered everything. */
+  private changes = 0;
   /** The last batches appended, in offset order and contiguous up to nextOffset; empty after a truncation or reopen. */
   private recent: BatchLocation[] = [];
   private pendingIo = 0;
@@ -190,6 +192,11 @@ export class LogSegment {
     return this.read(position, first, maxBytes, this._sizeBytes).records;
   }
 
+  private markChanged(): void {
+    this.unsynced = true;
+    this.changes++;
+  }
+
   /** The file is known to be on disk as it is (the last run fsynced it and closed cleanly). */
   markSynced(): void {
     this.unsynced = false;
@@ -258,7 +265,7 @@ export class LogSegment {
     assert(last !== undefined && batches[0]!.baseOffset >= this._nextOffset && last.lastOffset - this.baseOffset <= RELATIVE_OFFSET_MAX,
       'append: batches must start at or after the segment end and fit int32 relative offsets');
     const position = this._sizeBytes;
-    this.unsynced = true;
+    this.markChanged();
     writeFully(this.fs, this.fd, buf, start, end - start, position);
     for (const b of batches) {
       const at = position + b.offsetInBuffer - start;
@@ -374,7 +381,7 @@ export class LogSegment {
     if (hit === null) return 0;
     this.recent = [];
     const removed = this._sizeBytes - hit.position;
-    this.unsynced = true;
+    this.markChanged();
     this.fs.ftruncateSync(this.fd, hit.position);
     this._sizeBytes = hit.position;
     this.offsetIndex.truncateTo(hit.baseOffset);
@@ -455,7 +462,7 @@ export class LogSegment {
     problem ??= scanner.problem;
     const truncatedBytes = this._sizeBytes - validEnd;
     if (truncatedBytes > 0) {
-      this.unsynced = true;
+      this.markChanged();
       this.fs.ftruncateSync(this.fd, validEnd);
       this._sizeBytes = validEnd;
     }
@@ -510,7 +517,11 @@ export class LogSegment {
   flushAsync(): Promise<void> {
     if (this.fdClosed || this.closeRequested) return Promise.resolve();
     this.pendingIo++;
+    const changes = this.changes;
     return this.fs.fsync(this.fd)
+      .then(() => {
+        if (this.changes === changes) this.unsynced = false;
+      })
       .finally(() => {
         this.pendingIo--;
         this.maybeCloseFd();

@@ -12,7 +12,7 @@ import { QuorumController } from '../../src/controller/service/quorum-controller
 import type { AlterPartitionResult, CreatedTopic } from '../../src/controller/replication-control.js';
 import { MetadataImage, type BrokerRegistration, type PartitionRegistration, type TopicImage } from '../../src/metadata/image.js';
 import { MetadataStateMachine } from '../../src/metadata/state-machine.js';
-import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { setMutant, type MutantName } from '../../src/util/mutants.js';
@@ -200,20 +200,16 @@ describe('controller sim: regression tests for src bugs the simulation found', (
 describe('controller sim: regression test for the controller shell bug found by modelling it', function () {
   this.timeout(10_000);
 
-  async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!cond()) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
+  /** Lets the fake quorum's settled promises reach the shell. */
+  const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
   // Seeds 146, 3271, 3605 (make sim SEED=146): n1 leads term 4; a proposal
   // times out, the barrier after it times out too, and the shell "steps down"
   // — only as controller: Raft still leads, no roleChange will ever come, so
   // no node is the active controller again until the Raft leader changes (the
   // heal phase runs out of time with n1 leading term 4). Activation's
-  // ReadIndex failing while leading ends the same way.
+  // ReadIndex failing while leading ends the same way. The shell runs here on
+  // a ManualScheduler: its reactivation timer fires when the test says so.
   it('a leader whose barrier failed becomes the active controller again', async () => {
     let proposals = 0;
     let index = 0;
@@ -227,13 +223,24 @@ describe('controller sim: regression test for the controller shell bug found by 
       status: () => ({ role: 'leader', leader: 1, term: 1, lastIndex: index }),
       on: () => undefined,
     };
-    const controller = new QuorumController({ quorum, metadata: new MetadataStateMachine(), clusterId: 'c', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(1), logger: silentLogger });
+    const scheduler = new ManualScheduler();
+    const controller = new QuorumController({
+      quorum, metadata: new MetadataStateMachine(), clusterId: 'c', clock: scheduler.clock, scheduler, rng: new SeededRng(1), logger: silentLogger,
+      reactivateDelayMs: 100,
+    });
     try {
-      await waitFor(() => proposals >= 1, 2000, 'the cluster record proposed');
+      await flush();
+      expect(proposals, 'the cluster record proposed').to.equal(1);
       const record = { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'num.partitions', value: '3' } as const;
       const first = await controller.submit(() => ({ records: [record], response: 'ok' })).catch((e: unknown) => e);
       expect(isSluiceError(first, Errors.NOT_CONTROLLER), 'the barrier failed').to.equal(true);
-      await waitFor(() => controller.isActive, 2000, 'active again while still the Raft leader');
+      expect(controller.isActive).to.equal(false);
+      scheduler.advance(99);
+      await flush();
+      expect(controller.isActive, 'not before reactivateDelayMs').to.equal(false);
+      scheduler.advance(1);
+      await flush();
+      expect(controller.isActive, 'active again while still the Raft leader').to.equal(true);
       expect(await controller.submit(() => ({ records: [record], response: 'ok' }))).to.equal('ok');
       // Re-activated in the same term, it still applies a barrier before any
       // command (here: the retried cluster record, then ours): the entry whose

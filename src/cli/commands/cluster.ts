@@ -34,6 +34,7 @@ import { KAFKA_ENDPOINT, parseKafkaEndpoint } from '../../server/kafka/cluster-v
 import { errorLine, print, runClientCommand, tlsOptionsFrom, withClientFlags, type ClientFlags } from '../client-command.js';
 import { fixedDialer, type TlsDialer } from '../../net/tls.js';
 import { listOf } from './configs.js';
+import { addControllerCommand, removeControllerCommand } from './cluster-controllers.js';
 import { cellText, renderTable } from '../table.js';
 
 /** How long one node's status may take; a dead node must not hold the report up for the full request timeout. */
@@ -243,6 +244,8 @@ export const clusterCommand: CommandModule = {
   describe: 'Cluster-wide views: the quorum, brokers and partition health',
   builder: (y) => y
     .command(statusCommand)
-    .demandCommand(1, 'Name an action: status'),
+    .command(addControllerCommand)
+    .command(removeControllerCommand)
+    .demandCommand(1, 'Name an action: status, add-controller, remove-controller'),
   handler: () => undefined,
 };

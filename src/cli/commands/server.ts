@@ -72,6 +72,7 @@ function builder(y: Argv): Argv<ServerFlags> {
     .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'json lines, or pretty for a person; default: pretty on a terminal, json otherwise' })
     .option('election-timeout-ms', { type: 'number', describe: 'base Raft election timeout (effective: uniform in [t, 2t))' })
     .option('snapshot-interval-entries', { type: 'number', describe: 'snapshot the metadata state every N applied entries' })
+    .option('join-quorum', { type: 'boolean', describe: 'a controller not in --controller-quorum: follow the metadata log until `sluice cluster add-controller` promotes it' })
     .option('raft-only', { type: 'boolean', default: false, describe: 'run only the Raft quorum with a digest state machine that accepts raw proposals (for measuring consensus alone)' }) as unknown as Argv<ServerFlags>;
 }
 

@@ -159,6 +159,9 @@ export function createControllerApi(controller: QuorumController): (api: string,
       }));
       return { results: await controller.submit((c) => alterUserScramCredentials(c, deletions, upsertions)) };
     },
+    // KIP-853 (sluice cluster add-controller / remove-controller); answered once the change is done.
+    addController: async (b) => controller.addController(int(b, 'nodeId'), str(b, 'url')),
+    removeController: async (b) => controller.removeController(int(b, 'nodeId')),
     describeCluster: async () => controller.submit((c) => ({ records: [], response: describeImage(c.image, c.heartbeats) })),
   };
   return (api, body) => {

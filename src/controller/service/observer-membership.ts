@@ -3,7 +3,9 @@
 // metadata log (a METADATA_ENDPOINT endpoint, not a voter; see
 // src/raft-node/observers.ts). A broker registers → addObserver, so the
 // leader starts replicating the log to it (it must catch up to be unfenced);
-// it is unregistered (or drops the endpoint) → removeObserver.
+// it is unregistered (or drops the endpoint) → removeObserver. A controller
+// added at runtime (its ControllerEndpointRecord, sluice cluster
+// add-controller) is followed the same way until it is a voter.
 //
 // Runs only while the controller is active (start/stop from QuorumController),
 // so it compares the membership with a complete image: a new leader's image
@@ -56,7 +58,7 @@ export class ObserverMembership {
     // Image listeners run inside the Raft ready loop: propose on a later
     // microtask, after the driver has finished handling that Ready.
     this.unsubscribe = this.opts.metadata.subscribe((_image, changes) => {
-      if (changes === null || changes.brokers.size > 0) queueMicrotask(() => this.reconcile());
+      if (changes === null || changes.brokers.size > 0 || changes.controllerEndpoints) queueMicrotask(() => this.reconcile());
     });
     this.reconcile();
   }
@@ -76,7 +78,10 @@ export class ObserverMembership {
   reconcile(): void {
     if (!this.running || this.inFlight || this.retryTimer) return;
     const membership = this.opts.quorum.membership();
-    const followers = metadataFollowers(this.opts.metadata.image.brokers.values(), membership.voters);
+    const image = this.opts.metadata.image;
+    const followers = metadataFollowers(image.brokers.values(), membership.voters);
+    // Controllers added at runtime follow the log too until they are promoted (controller-membership.ts).
+    for (const [id, url] of image.controllerEndpoints) if (!membership.voters.includes(id)) followers.set(id, url);
     const change = nextObserverChange(membership, followers);
     if (!change) return;
     const generation = this.generation;

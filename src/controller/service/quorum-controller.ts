@@ -24,6 +24,7 @@ import type { CommandContext, CommandResult } from '../context.js';
 import type { ConfChange, Membership } from '../../raft/types.js';
 import { ControllerDriver, describeRefusal, type CommandOutcome, type ControllerEffect } from '../controller-driver.js';
 import { ObserverMembership } from './observer-membership.js';
+import { ControllerMembership, type ControllerChangeResult, type MembershipQuorum } from './controller-membership.js';
 
 export { METADATA_VERSION } from '../controller-driver.js';
 
@@ -36,6 +37,9 @@ export interface MetadataQuorum {
   /** Membership changes and the membership in effect; without both the controller manages no observers. */
   proposeConfChange?(change: ConfChange): Promise<{ index: number; term: number }>;
   membership?(): Membership;
+  /** With the two above: operators may add and remove controllers (controller-membership.ts). */
+  raftStatus?(): ReturnType<MembershipQuorum['raftStatus']>;
+  transferLeadership?(to: number): boolean;
 }
 
 export interface QuorumControllerOptions {
@@ -61,6 +65,8 @@ export interface QuorumControllerOptions {
   readonly endpoints?: ReadonlyMap<number, string>;
   /** Pause before retrying a refused observer change (see observer-membership.ts). */
   readonly observerRetryDelayMs?: number;
+  /** How long an add-controller or remove-controller may take (controller-membership.ts). */
+  readonly controllerChangeTimeoutMs?: number;
 }
 
 interface Caller {
@@ -72,6 +78,7 @@ export class QuorumController {
   private readonly driver: ControllerDriver;
   private readonly callers = new Map<number, Caller>();
   private readonly observers: ObserverMembership | undefined;
+  private readonly controllers: ControllerMembership | undefined;
   /** The armed tick timer: its deadline and its cancel function. */
   private wake: { atMs: number; cancel: () => void } | undefined;
   private draining = false;
@@ -85,6 +92,7 @@ export class QuorumController {
       leaderRebalanceIntervalMs: opts.leaderRebalanceIntervalMs, reactivateDelayMs: opts.reactivateDelayMs, bootstrapRecords: opts.bootstrapRecords,
     });
     this.observers = observerMembership(opts);
+    this.controllers = this.controllerMembership();
     opts.quorum.on('roleChange', (change) => this.step(() => this.driver.roleChanged(change.role, change.term)));
     const s = opts.quorum.status();
     this.step(() => this.driver.roleChanged(s.role, s.term));
@@ -99,10 +107,10 @@ export class QuorumController {
     return this.opts.metadata.image;
   }
 
-  notControllerError(): SluiceError {
+  notControllerError(message?: string): SluiceError {
     const leader = this.opts.quorum.status().leader;
-    const endpoint = leader > 0 ? this.opts.endpoints?.get(leader) : undefined;
-    return new SluiceError(Errors.NOT_CONTROLLER, leader > 0 ? `the active controller is node ${leader}` : 'no active controller yet', {
+    const endpoint = leader > 0 ? this.opts.endpoints?.get(leader) ?? this.opts.metadata.image.controllerEndpoints.get(leader) : undefined;
+    return new SluiceError(Errors.NOT_CONTROLLER, message ?? (leader > 0 ? `the active controller is node ${leader}` : 'no active controller yet'), {
       ...(leader > 0 ? { leader } : {}),
       ...(endpoint ? { leaderEndpoint: endpoint } : {}),
     });
@@ -115,6 +123,39 @@ export class QuorumController {
         const id = this.driver.submit(command);
         this.callers.set(id, { resolve: resolve as (r: unknown) => void, reject });
       });
+    });
+  }
+
+  /** Adds a controller (KIP-853): it joins as an observer, catches up, then is promoted to voter. */
+  addController(nodeId: number, url: string): Promise<ControllerChangeResult> {
+    const c = this.membershipChanges();
+    return c instanceof Error ? Promise.reject(c) : c.addController(nodeId, url);
+  }
+
+  /** Removes a controller from the voters (KIP-853). */
+  removeController(nodeId: number): Promise<ControllerChangeResult> {
+    const c = this.membershipChanges();
+    return c instanceof Error ? Promise.reject(c) : c.removeController(nodeId);
+  }
+
+  private membershipChanges(): ControllerMembership | SluiceError {
+    if (!this.controllers) return new SluiceError(Errors.INVALID_REQUEST, 'this controller quorum cannot change its membership');
+    if (!this.isActive) return this.notControllerError();
+    return this.controllers;
+  }
+
+  private controllerMembership(): ControllerMembership | undefined {
+    const q = this.opts.quorum;
+    if (!q.proposeConfChange || !q.membership || !q.raftStatus || !q.transferLeadership) return undefined;
+    const quorum: MembershipQuorum = {
+      proposeConfChange: q.proposeConfChange.bind(q), membership: q.membership.bind(q),
+      raftStatus: q.raftStatus.bind(q), transferLeadership: q.transferLeadership.bind(q),
+    };
+    return new ControllerMembership({
+      quorum, submit: (command) => this.submit(command), image: () => this.opts.metadata.image,
+      notController: (message) => this.notControllerError(message),
+      clock: this.opts.clock, scheduler: this.opts.scheduler, logger: this.opts.logger.child({ component: 'controller-membership' }),
+      changeTimeoutMs: this.opts.controllerChangeTimeoutMs,
     });
   }
 

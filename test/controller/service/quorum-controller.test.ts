@@ -11,7 +11,7 @@ import { MetadataStateMachine } from '../../../src/metadata/state-machine.js';
 import { QuorumController } from '../../../src/controller/service/quorum-controller.js';
 import { registerBroker, brokerHeartbeat } from '../../../src/controller/cluster-control.js';
 import { createTopics } from '../../../src/controller/replication-control.js';
-import { SystemClock, SystemScheduler } from '../../../src/util/clock.js';
+import { ManualScheduler, SystemClock, SystemScheduler } from '../../../src/util/clock.js';
 import { SeededRng } from '../../../src/util/rng.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { Errors, SluiceError, isSluiceError } from '../../../src/util/errors.js';
@@ -107,11 +107,13 @@ describe('QuorumController on a real Raft node', function () {
       status: () => ({ role: 'leader', leader: 1, term: 1, lastIndex: index }),
       on: () => undefined,
     };
-    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(1), logger: silentLogger });
-    await waitFor(() => controller.isActive);
+    const scheduler = new ManualScheduler();
+    const controller = new QuorumController({ quorum, metadata, clusterId: 'c', clock: scheduler.clock, scheduler, rng: new SeededRng(1), logger: silentLogger });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(controller.isActive).to.equal(true);
     const record = { type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'num.partitions', value: '3' } as const;
     // (the cluster record proposal at activation takes the simulated timeout)
-    await waitFor(() => proposed.length >= 1);
+    expect(proposed.length).to.equal(1);
     await controller.submit(() => ({ records: [record], response: 'ok' }));
     expect(proposed[0]).to.be.greaterThan(0);
     expect(proposed[1], 'a barrier (empty entry) comes first').to.equal(0);

@@ -8,8 +8,11 @@
 //
 // Time only moves inside runFor / runUntil / await: a control (crash,
 // partition, ...) takes effect at the current simulated instant, and async
-// controls (restart, reassign, ...) must be awaited through `cluster.await`
-// or they never progress.
+// controls (restart, reassign, ...) progress only while someone runs the
+// loop — await them through `cluster.await`, or start them in the background
+// and keep calling runFor. The loop is not re-entrant: code running inside
+// the world (an event, a background operation) must never call runFor,
+// runUntil or await itself; the controls here never do.
 
 import type { Clock, Scheduler } from '../../../src/util/clock.js';
 import type { Logger } from '../../../src/util/logger.js';
@@ -24,6 +27,12 @@ export type NodeRole = 'broker' | 'controller';
 export interface NodeSpec {
   readonly id: number;
   readonly roles: readonly NodeRole[];
+  /**
+   * A spare controller (roles ['controller']): not in the initial quorum and
+   * not started at boot; addController(id) starts it with --join-quorum and
+   * has the active controller add it (KIP-853).
+   */
+  readonly spare?: boolean;
 }
 
 export interface ClusterOptions {
@@ -153,9 +162,12 @@ export interface SimCluster {
   transferLeadership(topic: string, partition: number, to?: number): Promise<void>;
   /** Hands the metadata quorum's leadership to another voter. */
   transferControllerLeadership(to?: number): Promise<void>;
-  /** KIP-853 (lane ctrl): adds a controller-only node as an observer that is promoted to voter. */
-  addController?(id: number): Promise<void>;
-  removeController?(id: number): Promise<void>;
+  /** KIP-853 through the real path: starts spare controller `id` (--join-quorum); it joins as an observer and is promoted to voter. */
+  addController(id: number): Promise<void>;
+  /** KIP-853: voter `id` stops being a voter (it keeps running; shutdown() it afterwards if you like). */
+  removeController(id: number): Promise<void>;
+  /** The metadata quorum's voters as the active controller's Raft state says. */
+  voters(): readonly number[];
 
   // ---- observation ----
   /** Leader, epochs and ISR of a partition in the active controller's image (undefined when unknown). */

@@ -21,7 +21,8 @@ import type {
   ClientEnv, ClusterOptions, CrashOptions, NodeHandle, NodeSpec, PartitionSpec, SimBrokerConfig, SimCluster,
 } from './api.js';
 import { SimKernel, type HostId, type KernelStats } from './kernel.js';
-import { SimNodeHost, brokerUrlOf, hostOf, type HostDisk, type HostNetwork } from './node-host.js';
+import { SimNodeHost, brokerUrlOf, controllerUrlOf, hostOf, type HostDisk, type HostNetwork } from './node-host.js';
+import { QuorumClient } from '../../../src/raft-node/quorum-client.js';
 
 /** Three combined nodes (the controller quorum) and one broker-only node. */
 export const DEFAULT_NODES: readonly NodeSpec[] = [
@@ -100,6 +101,9 @@ class Cluster implements SimCluster {
   private readonly logger: Logger;
   private adminClient: { client: Client; admin: Admin } | undefined;
   private readonly kernelTime: { clock: Clock; scheduler: Scheduler };
+  /** Spare controllers: started by addController only. */
+  private readonly spares = new Set<number>();
+  private quorumCalls: QuorumClient | undefined;
 
   constructor(opts: ClusterOptions, world: WorldFactory) {
     this.seed = opts.seed;
@@ -112,7 +116,7 @@ class Cluster implements SimCluster {
     };
     this.network = world.network({ ...this.kernelTime, rng: k.rng.fork(), trace: (line) => k.trace(line) });
     const specs = [...(opts.nodes ?? DEFAULT_NODES)].sort((a, b) => a.id - b.id);
-    const voters = specs.filter((s) => s.roles.includes('controller')).map((s) => s.id);
+    const voters = specs.filter((s) => s.roles.includes('controller') && s.spare !== true).map((s) => s.id);
     const broker = { ...DEFAULT_BROKER_CONFIG, ...opts.brokerConfig };
     const locks = new Set<string>();
     for (const spec of specs) {
@@ -129,12 +133,14 @@ class Cluster implements SimCluster {
       }));
     }
     this.nodeIds = specs.map((s) => s.id);
+    for (const s of specs) if (s.spare === true) this.spares.add(s.id);
     this.rng = k.rng.fork();
   }
 
   async boot(): Promise<void> {
-    await this.await(Promise.all([...this.hosts.values()].map((h) => h.start())), STARTUP_TIMEOUT_MS);
-    const brokers = [...this.hosts.values()].filter((h) => h.roles.includes('broker')).map((h) => h.id);
+    const initial = [...this.hosts.values()].filter((h) => !this.spares.has(h.id));
+    await this.await(Promise.all(initial.map((h) => h.start())), STARTUP_TIMEOUT_MS);
+    const brokers = initial.filter((h) => h.roles.includes('broker')).map((h) => h.id);
     const ready = await this.runUntil(() => {
       const leader = this.controllerLeader();
       if (leader === undefined) return false;
@@ -311,7 +317,53 @@ class Cluster implements SimCluster {
     this.note(`op transfer-controller n${leader} -> ${target ?? 'none'}`);
     if (target === undefined) return;
     this.host(leader).server?.node.transferLeadership(target);
-    await this.runUntil(() => this.controllerLeader() === target, 5_000);
+    await this.waitFor(() => this.controllerLeader() === target, 5_000);
+  }
+
+  /**
+   * Resolves once `pred` holds after some event (false after `timeoutMs`).
+   * Unlike runUntil it does not drive the loop, so an operation can wait
+   * while the caller's own runFor runs the world (the loop is not re-entrant).
+   */
+  private waitFor(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => { off(); cancel(); resolve(ok); };
+      const off = this.kernel.onEvent(() => { if (pred()) done(true); });
+      const cancel = this.kernel.schedule(timeoutMs, 'wait timeout', () => done(pred()));
+    });
+  }
+
+  /** A quorum client on the admin host, over every controller listener (it follows NOT_CONTROLLER hints). */
+  private quorum(): QuorumClient {
+    if (!this.quorumCalls) {
+      const env = this.client('admin');
+      const endpoints = [...this.hosts.values()].filter((h) => h.roles.includes('controller')).map((h) => controllerUrlOf(h.id));
+      this.quorumCalls = new QuorumClient({
+        endpoints, clusterId: 'sim-cluster', rng: env.rng.fork(), logger: this.logger,
+        transport: this.network.transport(env.host), clock: env.clock, scheduler: env.scheduler,
+        limits: { requestTimeoutMs: 60_000 },
+      });
+    }
+    return this.quorumCalls;
+  }
+
+  async addController(id: number): Promise<void> {
+    const h = this.host(id);
+    if (!h.roles.includes('controller')) throw new Error(`node ${id} has no controller role`);
+    this.note(`op add-controller n${id}`);
+    await h.start();
+    await this.quorum().controller('addController', { nodeId: id, url: controllerUrlOf(id) });
+  }
+
+  async removeController(id: number): Promise<void> {
+    this.note(`op remove-controller n${id}`);
+    await this.quorum().controller('removeController', { nodeId: id });
+  }
+
+  voters(): readonly number[] {
+    const leader = this.controllerLeader();
+    return leader === undefined ? [] : this.host(leader).server?.node.status().voters ?? [];
   }
 
   // ---- observation ----
@@ -328,6 +380,7 @@ class Cluster implements SimCluster {
 
   async stop(): Promise<void> {
     this.adminClient?.client.close?.();
+    this.quorumCalls?.close();
     for (const h of this.hosts.values()) h.crash();
     // Whatever the dead incarnations still had queued is dropped; leave the loop quiet.
     await this.kernel.runFor(0);

@@ -219,6 +219,7 @@ export class SimKernel {
   /** Moves one host's wall clock by `wallMs` (either way) and its monotonic clock forward by `monoMs`. */
   jumpClock(id: HostId, wallMs: number, monoMs = 0): void {
     assert(monoMs >= 0, 'a monotonic clock never goes back');
+    assert(Number.isSafeInteger(wallMs) && Number.isSafeInteger(monoMs), 'clock jumps are whole milliseconds');
     const h = this.hostState(id);
     h.wallOffsetMs += wallMs;
     h.monoOffsetMs += monoMs;
@@ -234,7 +235,7 @@ export class SimKernel {
 
   /** Runs one event then drains microtasks; false when nothing is pending. */
   async step(): Promise<boolean> {
-    assert(!this.running, 'the kernel loop is not re-entrant');
+    assert(!this.running, 'the kernel loop is not re-entrant: runFor/runUntil/await was called from inside the world (an event or a background operation)');
     const ev = this.pop();
     if (ev === undefined) return false;
     this.running = true;
@@ -253,7 +254,7 @@ export class SimKernel {
 
   /** Runs events until true time passes `now() + ms` (then stands at that time). */
   async runFor(ms: number, maxEvents = Number.MAX_SAFE_INTEGER): Promise<void> {
-    const until = this.nowMs + ms;
+    const until = this.nowMs + Math.ceil(ms);
     let n = 0;
     while (n++ < maxEvents) {
       const next = this.peekTime();
@@ -265,7 +266,7 @@ export class SimKernel {
 
   /** Runs events until `pred()` holds (checked after each event) or `timeoutMs` of true time passed; returns whether it held. */
   async runUntil(pred: () => boolean, timeoutMs: number): Promise<boolean> {
-    const until = this.nowMs + timeoutMs;
+    const until = this.nowMs + Math.ceil(timeoutMs);
     if (pred()) return true;
     for (;;) {
       const next = this.peekTime();
@@ -319,7 +320,9 @@ export class SimKernel {
 
   private scheduleOn(owner: Incarnation | null, delayMs: number, label: string, fn: () => void): () => void {
     if (owner && !owner.alive) return noop;
-    const d = Number.isFinite(delayMs) ? Math.max(0, delayMs) : 0;
+    // Whole milliseconds, as real timers keep them: true time (and so every wall clock) stays an integer,
+    // which record timestamps rely on (Date.now() never returns a fraction).
+    const d = Number.isFinite(delayMs) ? Math.max(0, Math.ceil(delayMs)) : 0;
     const ev = this.push(this.nowMs + d, owner, delayMs > 0 ? `${label}+${Math.round(d)}` : label, fn);
     return () => { ev.cancelled = true; };
   }

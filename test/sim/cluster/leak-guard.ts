@@ -15,6 +15,7 @@ function callSite(): string | undefined {
   for (let i = 3; i < stack.length; i++) {
     const line = stack[i]!;
     if (line.includes('/test/sim/cluster/kernel.')) return undefined;
+    if (line.includes('/src/util/clock.')) continue; // SystemClock / SystemScheduler: who called them is the leak
     const m = /\/(src\/[^:)]+):(\d+)/.exec(line);
     if (m) return `${m[1]}:${m[2]}`;
   }

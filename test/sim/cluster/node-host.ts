@@ -192,6 +192,7 @@ export class SimNodeHost implements NodeHandle {
       clusterId: 'sim-cluster',
       logLevel: 'silent',
       ...(isBroker ? { listen: brokerUrlOf(this.id), replicaLagTimeMaxMs: b.replicaLagTimeMaxMs } : {}),
+      ...(this.opts.spec.spare ? { joinQuorum: true } : {}),
       clusterDefaults: JSON.stringify(clusterDefaults),
     } as ServerFlags;
   }
