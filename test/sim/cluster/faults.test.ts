@@ -26,12 +26,12 @@ describe('cluster simulation: fault plans', () => {
         expect(s.atMs).to.be.lessThan(20_000);
         faults.add(s.fault);
         if (s.op) ops.add(s.op.kind);
-        if (s.fault === 'pause') expect(s.holdMs, 'a pause outlasts the session and lag timeouts').to.be.greaterThan(3_000);
+        if (s.fault === 'pause' || s.fault === 'followers-cut') expect(s.holdMs, 'a pause outlasts the session and lag timeouts').to.be.greaterThan(3_000);
         if (s.fault === 'partition-minority') expect(s.nodes.length).to.be.lessThan(SHAPE.nodeIds.length / 2);
       }
     }
     expect([...faults].sort()).to.deep.equal([
-      'break-connections', 'clock-jump', 'crash', 'delay', 'election-crash', 'partition-bridge', 'partition-isolate', 'partition-minority', 'partition-one-way',
+      'break-connections', 'clock-jump', 'crash', 'delay', 'election-crash', 'followers-cut', 'partition-bridge', 'partition-isolate', 'partition-minority', 'partition-one-way',
       'pause', 'shutdown', 'slow-disk', 'torn-crash',
     ]);
     expect([...ops].sort()).to.deep.equal(['add-partitions', 'controller-remove-add', 'controller-transfer', 'leader-transfer', 'reassign']);

@@ -30,7 +30,13 @@ export type FaultKind =
   | 'crash' | 'torn-crash' | 'pause' | 'partition-minority' | 'partition-one-way' | 'partition-isolate' | 'partition-bridge'
   | 'delay' | 'break-connections' | 'clock-jump' | 'slow-disk' | 'shutdown'
   /** The active controller cut off, and a voter crashed (and restarted) while the others elect: votes must be synced before answered. */
-  | 'election-crash';
+  | 'election-crash'
+  /**
+   * A partition's followers cut off from the other nodes (clients still reach its leader) until its ISR shrinks
+   * to the leader alone, then the leader paused at the heal, before they are back in the ISR: acks=all must
+   * refuse, and the next leader must come from the ISR.
+   */
+  | 'followers-cut';
 
 export type OpKind = 'reassign' | 'add-partitions' | 'leader-transfer' | 'controller-transfer' | 'controller-remove-add';
 
@@ -64,7 +70,7 @@ export interface ClusterShape {
 const FAULT_WEIGHTS: ReadonlyArray<readonly [FaultKind, number]> = [
   ['crash', 3], ['torn-crash', 2], ['pause', 3], ['partition-minority', 3], ['partition-one-way', 2], ['partition-isolate', 2],
   ['partition-bridge', 1], ['delay', 2], ['break-connections', 2], ['clock-jump', 2], ['slow-disk', 2], ['shutdown', 2],
-  ['election-crash', 3],
+  ['election-crash', 3], ['followers-cut', 3],
 ];
 const OP_WEIGHTS: ReadonlyArray<readonly [OpKind, number]> = [
   ['reassign', 3], ['add-partitions', 2], ['leader-transfer', 3], ['controller-transfer', 2], ['controller-remove-add', 1],
@@ -104,7 +110,7 @@ export function planFaults(rng: Rng, shape: ClusterShape, durationMs: number): P
   for (let at = rng.range(200, 1_000); at < durationMs;) {
     const fault = weighted(rng, FAULT_WEIGHTS);
     // Most faults are short (a leader change takes about a session timeout); pauses outlast the timeouts.
-    const holdMs = fault === 'pause' ? rng.range(Math.round(bite * 1.2), Math.round(bite * 2))
+    const holdMs = fault === 'pause' || fault === 'followers-cut' ? rng.range(Math.round(bite * 1.2), Math.round(bite * 2))
       : fault === 'break-connections' || fault === 'clock-jump' ? rng.range(100, 500)
         : rng.range(300, Math.max(500, Math.round(bite * 1.3)));
     const nodes = nodesFor(rng, fault, shape);
@@ -150,7 +156,9 @@ function paramsFor(rng: Rng, fault: FaultKind): number[] {
     case 'partition-isolate':
       return [rng.chance(0.3) ? 1 : 0]; // 1: clients are cut off from it too
     case 'election-crash':
-      return [rng.range(0, 1_500), rng.range(0, 300)]; // crash after, restart after that
+      return [rng.range(0, 1_500)]; // crash this long after the cut
+    case 'followers-cut':
+      return [rng.int(1 << 30)]; // picks the workload partition
     default:
       return [];
   }
@@ -313,6 +321,8 @@ export class FaultRunner {
         return async () => c.slowDisk(n, null);
       case 'election-crash':
         return this.electionCrash(s);
+      case 'followers-cut':
+        return this.followersCut(s);
       case 'shutdown': {
         if (c.node(n).state !== 'up') return null;
         this.fault('shutdown', `node ${n}`);
@@ -327,8 +337,8 @@ export class FaultRunner {
 
   /**
    * Cuts the active controller off from the other nodes, and `params[0]` ms
-   * later crashes another voter (the ISR limit permitting), restarting it
-   * `params[1]` ms after: a vote it gave before the crash must survive it.
+   * later crashes another voter (the ISR limit permitting), restarting it at
+   * the heal: a vote it gave before the crash must survive it.
    */
   private electionCrash(s: PlannedStep): (() => Promise<void>) | null {
     const c = this.cluster;
@@ -343,32 +353,49 @@ export class FaultRunner {
     }
     const cutOff = this.cut({ kind: 'full', groups: [[c.hostOf(leader)], this.shape.nodeIds.filter((id) => id !== leader).map((id) => c.hostOf(id))] },
       `controller ${leader} from the other nodes`);
+    // The crash is an event of its own; the restart waits for the heal (restart runs the world, which an event may not).
     c.schedule(s.params[0]!, 'election-crash', () => {
       if (c.node(victim).state !== 'up') return;
       c.crash(victim);
       this.fault('crash', `node ${victim} (voter, during the election)`);
-      c.schedule(s.params[1]!, 'election-crash-restart', () => {
-        this.track(this.restartNow(victim));
-      });
     });
     return async () => {
       await cutOff();
-      await this.settlePending();
       await this.restart(victim);
     };
   }
 
-  /** restart() without running the world (from inside an event: the world is already running). */
-  private async restartNow(id: number): Promise<void> {
-    const st = this.cluster.node(id).state;
-    if (st !== 'down' && st !== 'stopped') return;
-    try {
-      await this.cluster.restart(id);
-      this.onRestart(id);
-      this.fault('restart', `node ${id}`);
-    } catch (err) {
-      this.fault('restart-failed', `node ${id}: ${(err as Error).message}`);
+  /**
+   * Picks a workload partition whose two followers can be cut off without
+   * taking the controller quorum's majority with them, cuts each follower off
+   * from every other node, and at the heal pauses the leader for a session
+   * timeout and more before anyone can catch up.
+   */
+  private followersCut(s: PlannedStep): (() => Promise<void>) | null {
+    const c = this.cluster;
+    const voters = this.shape.controllerIds;
+    const tps = this.workload.partitions();
+    for (let k = 0; k < tps.length; k++) {
+      const tp = tps[(s.params[0]! + k) % tps.length]!;
+      const st = c.partitionState(tp.topic, tp.partition);
+      if (!st || st.leader < 0 || c.node(st.leader).state !== 'up') continue;
+      const followers = st.replicas.filter((id) => id !== st.leader);
+      const votersLeft = voters.filter((v) => !followers.includes(v)).length;
+      if (followers.length < 2 || votersLeft * 2 <= voters.length) continue;
+      const leader = st.leader;
+      const others = this.shape.nodeIds.filter((id) => !followers.includes(id));
+      const cutOff = this.cut({ kind: 'full', groups: [...followers.map((f) => [c.hostOf(f)]), others.map((id) => c.hostOf(id))] },
+        `followers ${followers.join(',')} of ${tp.topic}-${tp.partition} (leader ${leader})`);
+      return async () => {
+        await cutOff();
+        if (c.node(leader).state !== 'up') return;
+        c.pause(leader);
+        this.fault('pause', `node ${leader} (leader of ${tp.topic}-${tp.partition}, as its followers come back)`);
+        await c.runFor(Math.round(Math.max(this.shape.sessionTimeoutMs, this.shape.replicaLagTimeMaxMs) * 1.5));
+        if (c.node(leader).state === 'paused') c.resume(leader);
+      };
     }
+    return null;
   }
 
   private cut(spec: PartitionSpec, detail: string): () => Promise<void> {

@@ -39,6 +39,7 @@ interface PartitionLike {
   readonly isr: readonly number[];
   readonly highWatermark?: number;
   readonly log: {
+    readonly isClosed?: boolean;
     readonly logStartOffset: number;
     readonly logEndOffset: number;
     readonly highWatermark: number;
@@ -53,7 +54,8 @@ const READ_ROUNDS_MAX = 100_000;
 export function replicasOf(server: Server | undefined): ReplicaView[] {
   const rm = server?.broker?.replicas as unknown as { hostedPartitions?: readonly PartitionLike[] } | undefined;
   const hosted = rm?.hostedPartitions ?? [];
-  return hosted.map((p) => replicaView(p));
+  // A node that is stopping (or crashed) may still list partitions whose logs it closed.
+  return hosted.filter((p) => p.log.isClosed !== true).map((p) => replicaView(p));
 }
 
 function replicaView(p: PartitionLike): ReplicaView {
@@ -69,6 +71,7 @@ function replicaView(p: PartitionLike): ReplicaView {
 
 function readLog(log: PartitionLike['log'], from: number, to: number): StoredRecord[] {
   const out: StoredRecord[] = [];
+  if (log.isClosed === true) return out;
   let offset = Math.max(from, log.logStartOffset);
   const end = Math.min(to, log.logEndOffset);
   for (let round = 0; offset < end && round < READ_ROUNDS_MAX; round++) {

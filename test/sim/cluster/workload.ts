@@ -11,9 +11,12 @@
 //   - consumer groups with manual commits, recording each delivered batch
 //     (ReadOp), explicit seeks back (SeekOp), commits (CommitOp) and the
 //     assignment of each join (AssignOp); members are replaced now and then,
-//     so groups rebalance under the faults. A member commits only past what
-//     its group may already have committed, so every regression the checker
-//     finds is the cluster's.
+//     so groups rebalance under the faults. A member instance commits only
+//     past what it committed (or tried to) itself — so its own seeks back
+//     never regress — but not past the rest of its group: a stale member
+//     committing below a newer owner is the commit the coordinator must
+//     refuse (ILLEGAL_GENERATION), and the checker's commit-regress sees it
+//     if it does not.
 // History times are the world's true time (SimCluster.now()), one time line
 // for every host; a client's own clock may be offset, as a real one is.
 
@@ -153,8 +156,7 @@ export class SimWorkload {
     for (let i = 0; i < this.o.producers; i++) this.running.push(this.producerLoop(i, this.rng.fork()));
     let host = 0;
     for (let g = 0; g < this.o.groups; g++) {
-      const committed = new Map<string, number>();
-      for (let m = 0; m < this.o.membersPerGroup; m++) this.running.push(this.memberLoop(`${this.o.prefix}-c${host++}`, `${this.o.prefix}-g${g}`, m, committed, this.rng.fork()));
+      for (let m = 0; m < this.o.membersPerGroup; m++) this.running.push(this.memberLoop(`${this.o.prefix}-c${host++}`, `${this.o.prefix}-g${g}`, m, this.rng.fork()));
     }
   }
 
@@ -257,11 +259,11 @@ export class SimWorkload {
 
   // ---- consumers ----
 
-  private async memberLoop(host: string, group: string, index: number, committed: Map<string, number>, rng: Rng): Promise<void> {
+  private async memberLoop(host: string, group: string, index: number, rng: Rng): Promise<void> {
     const env = this.cluster.client(host);
     for (let instance = 1; !this.stopped; instance++) {
       this.counts.consumerSessions++;
-      await this.memberSession(env, group, `${group}-m${index}.${instance}`, committed, rng).catch((err: unknown) => {
+      await this.memberSession(env, group, `${group}-m${index}.${instance}`, new Map<string, number>(), rng).catch((err: unknown) => {
         this.cluster.note(`member ${group}-m${index}.${instance} ended: ${(err as Error).message}`);
       });
       if (!this.stopped) await sleep(env, rng.range(10, 300));
@@ -319,6 +321,8 @@ export class SimWorkload {
     const key = `${batch.topic}-${batch.partition}`;
     const next = records[records.length - 1]!.offset + 1;
     const last = state.lastCommitMs.get(key) ?? -Infinity;
+    // Only past what this member instance committed (or tried to) itself: after a seek back it waits until it is past
+    // again. Not past the group's: a stale member's commit below a newer owner's is what the coordinator must refuse.
     if (now - last < this.o.commitIntervalMs || next <= (committed.get(key) ?? 0) || p.isStale()) return;
     state.lastCommitMs.set(key, now);
     committed.set(key, Math.max(next, committed.get(key) ?? 0));
