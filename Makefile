@@ -7,7 +7,7 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 SEEDS ?= 2000
 SEED ?=
 
-.PHONY: install build test test-only lint run bench bench-peers bench-compare sim chaos clean interop-tools
+.PHONY: install build test test-only lint run bench bench-peers bench-compare sim sim-mutants sim-rate chaos clean interop-tools
 
 install: $(NODE_MODULES_STAMP)
 
@@ -64,9 +64,20 @@ PROFILE ?= full
 bench-compare: build
 	node dist/bench/suite/compare.js --profile $(PROFILE) $(if $(SYSTEMS),--systems $(SYSTEMS))
 
-# Long deterministic simulation runs: `make sim SEEDS=5000` or `make sim SEED=1234`.
+# Long deterministic simulation runs: `make sim SEEDS=5000` or `make sim SEED=1234` (replays one
+# seed bit for bit, full trace). Covers the Raft sim (test/sim/*.sim.ts), the controller sim and
+# the whole-cluster sim (test/sim/cluster/*.sim.ts: real nodes on one simulated clock, network, disk).
 sim: build
 	SLUICE_SIM_SEEDS=$(SEEDS) SLUICE_SIM_SEED=$(SEED) npx mocha --no-config --timeout 0 'dist/test/sim/**/*.sim.js'
+
+# Every deliberate bug of src/util/mutants.ts switched on in turn against the cluster sim, the long
+# form (make test runs the short one); docs/reliability.md records the seeds each needed.
+sim-mutants: build
+	SLUICE_SIM_MUTANTS=long SLUICE_SIM_SEEDS=$(SEEDS) npx mocha --no-config --timeout 0 --exit dist/test/sim/mutants.test.js
+
+# Seeds per second of the cluster simulation on this machine (`make sim-rate [SECONDS=60]`).
+sim-rate: build
+	node dist/test/sim/cluster/rate.js $(or $(SECONDS),60)
 
 # Jepsen-style fault injection (issue 9): `make chaos [SECONDS=600] [SEED=x] [ROUNDS=n] [PROFILE=combined|with-brokers]`.
 # A failing round prints its seed, fault schedule and history path, and exits 1.

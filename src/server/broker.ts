@@ -13,7 +13,9 @@
 
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
-import { SystemClock, SystemScheduler } from '../util/clock.js';
+import type { Clock, Scheduler } from '../util/clock.js';
+import type { FileSystem } from '../util/file-system.js';
+import { webSocketFactoryOver, type Transport } from '../net/transport.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { LogConfig, LogManagerConfig } from '../storage/log-config.js';
 import type { MetadataStateMachine } from '../metadata/state-machine.js';
@@ -28,6 +30,7 @@ import { describeLogDirs } from './log-dirs.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
 import type { RequestHandler } from '../net/server-connection.js';
+import type { WebSocketFactory } from '../net/client-link.js';
 import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
 import { createKafkaFrameHandler } from './kafka/dispatch.js';
 import { Authorizer, type AuthorizerConfig } from '../security/authorizer.js';
@@ -83,6 +86,24 @@ export interface BrokerSettings {
   readonly quotaWindows?: QuotaWindowConfig;
 }
 
+/** Largest message a replica link accepts from a leader (a fetch answer's record batches). */
+const REPLICA_FRAME_BYTES_MAX = 256 * 1024 * 1024;
+const REPLICA_CONNECT_TIMEOUT_MS = 10_000;
+
+/** How replica fetchers dial leaders: through the injected transport, else ws from --outbound-address / with TLS, else the default. */
+function fetcherFactory(opts: BrokerOptions): { factory?: WebSocketFactory } {
+  const s = opts.settings;
+  if (opts.transport) {
+    return {
+      factory: webSocketFactoryOver(opts.transport, {
+        frameBytesMax: REPLICA_FRAME_BYTES_MAX, connectTimeoutMs: REPLICA_CONNECT_TIMEOUT_MS,
+        ...(s.outboundAddress !== undefined ? { localAddress: s.outboundAddress } : {}), ...(s.tls ? { tls: s.tls } : {}),
+      }),
+    };
+  }
+  return s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {};
+}
+
 /** SCRAM credentials as the mechanisms want them, read from the current metadata image. */
 function credentialLookup(image: () => MetadataImage): CredentialLookup {
   return (user, mechanism) => {
@@ -92,7 +113,7 @@ function credentialLookup(image: () => MetadataImage): CredentialLookup {
 }
 
 /** The two listeners' SASL gates: the WebSocket one always, the Kafka one on SASL_* only. */
-function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): { ws: SaslGate; kafka: SaslGate | undefined } {
+function saslGates(s: BrokerSettings, image: () => MetadataImage, time: { clock: Clock; scheduler: Scheduler }, log: Logger): { ws: SaslGate; kafka: SaslGate | undefined } {
   const cfg = s.sasl ?? { interBroker: null, mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], plainWithoutTls: false, reauthMs: 0, authTimeoutMs: 10_000, wsRequired: false, oauth: null };
   const base: Omit<SaslSettings, 'required'> = {
     mechanisms: cfg.mechanisms, plainWithoutTls: cfg.plainWithoutTls, reauthMs: cfg.reauthMs, authTimeoutMs: cfg.authTimeoutMs,
@@ -100,7 +121,7 @@ function saslGates(s: BrokerSettings, image: () => MetadataImage, log: Logger): 
   };
   const protocol = s.kafkaListen?.securityProtocol ?? 'PLAINTEXT';
   const gate = (required: boolean, component: string, clientCertAuthenticates: boolean): SaslGate =>
-    new SaslGate({ ...base, required, clientCertAuthenticates }, SystemClock, SystemScheduler, log.child({ component }));
+    new SaslGate({ ...base, required, clientCertAuthenticates }, time.clock, time.scheduler, log.child({ component }));
   // On the WebSocket listener a verified client certificate is a login (nodes and the CLI use theirs); Kafka's SASL_SSL wants SASL.
   return { ws: gate(cfg.wsRequired, 'ws-sasl', true), kafka: protocol.startsWith('SASL_') ? gate(true, 'kafka-sasl', false) : undefined };
 }
@@ -119,6 +140,15 @@ export interface BrokerOptions {
   /** Further endpoints to register (e.g. this node's CONTROLLER listener, for observers). */
   readonly extraEndpoints?: readonly Endpoint[];
   readonly rng: Rng;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  /** The disk the partition logs live on. */
+  readonly fs: FileSystem;
+  /**
+   * The network the client listener listens on and replica fetchers dial
+   * through (the simulation's in-memory one); absent, WebSockets.
+   */
+  readonly transport?: Transport;
   readonly logger: Logger;
   /** Metrics hooks (metrics.ts); absent, nothing is measured. */
   readonly instrument?: BrokerInstrumentation;
@@ -160,27 +190,27 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const log = opts.logger;
   const s = opts.settings;
   const logs = LogManager.open({
-    dataDir: opts.dataDir, logConfig: s.logConfig, clock: SystemClock, scheduler: SystemScheduler, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
+    dataDir: opts.dataDir, logConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, fs: opts.fs, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
   });
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
   const ref: { lifecycle?: BrokerLifecycle } = {};
   const replicas = new ReplicaManager({
-    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: SystemClock, scheduler: SystemScheduler, logger: log.child({ component: 'replicas' }),
+    brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, logger: log.child({ component: 'replicas' }),
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
     fetcher: {
-      ...(s.outboundAddress !== undefined || s.tls ? { factory: replicaLinkFactory(s.outboundAddress, s.tls) } : {}),
+      ...fetcherFactory(opts),
       ...(s.sasl?.interBroker ? { sasl: s.sasl.interBroker } : {}),
     },
   });
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
-    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: SystemClock, scheduler: SystemScheduler, rng: opts.rng.fork(),
+    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: opts.clock, scheduler: opts.scheduler, rng: opts.rng.fork(),
     logger: log.child({ component: 'groups' }),
   });
   groups.start();
-  const gates = saslGates(s, () => opts.metadata.image, log);
+  const gates = saslGates(s, () => opts.metadata.image, opts, log);
   const apiDeps: BrokerApiDeps = {
     image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin, sasl: gates.ws,
     logDirs: (req) => describeLogDirs(logs, req),
@@ -190,7 +220,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     groups,
     ...(opts.authorizer ? { authorizer: authorizerOver(opts.authorizer, () => opts.metadata.image) } : {}),
   };
-  const quotas = new ClientQuotas(SystemClock, s.quotaWindows ?? DEFAULT_QUOTA_WINDOWS, opts.instrument?.onThrottle);
+  const quotas = new ClientQuotas(opts.clock, s.quotaWindows ?? DEFAULT_QUOTA_WINDOWS, opts.instrument?.onThrottle);
   quotas.applyImage(opts.metadata.image);
   const unsubscribeQuotas = opts.metadata.subscribe((image, changes) => {
     if (changes === null || changes.clientQuotas) quotas.applyImage(image);
@@ -202,7 +232,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     const close = gates.ws.open(conn);
     bearerOnConnect(gates.ws, conn, protocols);
     return close;
-  });
+  }, opts.scheduler, opts.transport);
   const kafkaLog = log.child({ component: 'kafka-listener' });
   const kafkaTls = s.kafkaListen && usesTls(s.kafkaListen.securityProtocol) ? s.tls : undefined;
   const kafkaGate = gates.kafka;
@@ -232,7 +262,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const lc = new BrokerLifecycle({
     brokerId: opts.nodeId, clusterId: opts.clusterId, rack: s.rack ?? null,
     endpoints: [{ name: BROKER_ENDPOINT, url }, ...(kafkaUrl ? [{ name: KAFKA_ENDPOINT, url: kafkaUrl }] : []), ...(opts.extraEndpoints ?? [])],
-    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng, scheduler: SystemScheduler,
+    call: opts.control, metadataOffset: () => opts.metadata.image.offset, rng: opts.rng, scheduler: opts.scheduler,
     logger: log.child({ component: 'lifecycle' }), heartbeatIntervalMs: s.heartbeatIntervalMs,
   });
   ref.lifecycle = lc;

@@ -28,6 +28,9 @@ import { createControllerApi } from '../controller/service/controller-api.js';
 import { withDescribeQuorum } from '../raft-node/describe-quorum.js';
 import { authorizeControllerCalls } from './access-control.js';
 import { SystemClock, SystemScheduler } from '../util/clock.js';
+import { WsTransport } from '../net/ws-transport.js';
+import type { NodeEnvironment } from './environment.js';
+import { NodeFileSystem } from '../util/file-system.js';
 import { TlsContext } from '../net/tls.js';
 import { QuorumClient } from '../raft-node/quorum-client.js';
 import { authorizerOver, startBroker, type Broker } from './broker.js';
@@ -47,6 +50,8 @@ import { lockDataDir, prepareDataDir, type MetaProperties } from './data-dir.js'
 export interface Server {
   readonly meta: MetaProperties;
   readonly node: RaftNode;
+  /** The metadata image's state machine (absent with --raft-only): what this node's replay has applied. */
+  readonly metadata: MetadataStateMachine | undefined;
   /** The controller (absent with --raft-only). */
   readonly controller: QuorumController | undefined;
   /** The broker (present with the broker role). */
@@ -59,13 +64,39 @@ export interface Server {
   stop(opts?: { transferLeadership?: boolean }): Promise<void>;
 }
 
-export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Server> {
-  const log = logger.child({ nodeId: cfg.nodeId });
+/**
+ * The environment a node runs in; each part absent takes the process's own
+ * (system clock and timers, a generator seeded from the OS, WebSockets). The
+ * cluster simulation passes all of them.
+ */
+export type NodeEnvironmentInput = Partial<NodeEnvironment> & { readonly logger?: Logger };
+
+/** Fills the parts of an environment the caller left out with the process's own. */
+function composeEnvironment(injected: NodeEnvironmentInput): NodeEnvironment & { readonly seed: number | undefined } {
+  const seed = injected.rng ? undefined : randomSeed();
+  return {
+    clock: injected.clock ?? SystemClock,
+    scheduler: injected.scheduler ?? SystemScheduler,
+    rng: injected.rng ?? new SeededRng(seed!),
+    transport: injected.transport ?? new WsTransport(),
+    fs: injected.fs ?? NodeFileSystem,
+    lockDataDir: injected.lockDataDir ?? lockDataDir,
+    seed,
+  };
+}
+
+/** The one place a node draws an OS-random seed (the process entry's composition); a simulation injects its rng. */
+function randomSeed(): number {
+  return randomInt(0, 2 ** 31);
+}
+
+export async function startServer(cfg: ServerConfig, logger: Logger, injected: NodeEnvironmentInput = {}): Promise<Server> {
+  const env = composeEnvironment(injected);
+  const { clock, scheduler, rng, seed } = env;
+  const log = (injected.logger ?? logger).child({ nodeId: cfg.nodeId });
   const clusterId = cfg.clusterId !== undefined ? { value: cfg.clusterId, explicit: true } : { value: deriveClusterId(cfg.quorum), explicit: false };
-  const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }));
-  const unlock = lockDataDir(cfg.dataDir, log);
-  const seed = randomInt(0, 2 ** 31);
-  const rng = new SeededRng(seed);
+  const dir = prepareDataDir(cfg.dataDir, cfg.nodeId, clusterId, log.child({ component: 'data-dir' }), env.fs);
+  const unlock = env.lockDataDir(cfg.dataDir, log);
   const voters = cfg.quorum.map((v) => v.id);
   const isVoter = voters.includes(cfg.nodeId);
   log.info({ clusterId: dir.meta.clusterId, roles: cfg.roles, seed, metadata: isVoter ? 'voter' : 'observer' }, 'starting node');
@@ -75,7 +106,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
 
   let tls: TlsContext | undefined;
   try {
-    tls = cfg.tls ? new TlsContext(cfg.tls, log.child({ component: 'tls' }), SystemScheduler) : undefined;
+    tls = cfg.tls ? new TlsContext(cfg.tls, log.child({ component: 'tls' }), scheduler) : undefined;
   } catch (err) {
     unlock();
     throw err;
@@ -85,7 +116,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   const peers = new Map(cfg.quorum.filter((v) => v.id !== cfg.nodeId).map((v) => [v.id, v.url] as const));
   const transport = new RaftTransport({
     nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, listen: cfg.controllerListen, peers,
-    limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }),
+    limits: cfg.transportLimits, rng: rng.fork(), logger: log.child({ component: 'transport' }), transport: env.transport, clock, scheduler,
     ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
     ...(tls && cfg.controllerListen.url.startsWith('wss:') ? { tls } : {}),
   });
@@ -96,7 +127,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     await transport.listen();
     node = RaftNode.start({
       id: cfg.nodeId, voters, raftDir: dir.raftDir, stateMachine: sm, transport,
-      limits: cfg.nodeLimits, rng: rng.fork(), logger: log.child({ component: 'raft-node' }),
+      limits: cfg.nodeLimits, rng: rng.fork(), clock, scheduler, fs: env.fs, logger: log.child({ component: 'raft-node' }),
       endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
   } catch (err) {
@@ -110,7 +141,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   let controllerApi: ControllerCallHandler | undefined;
   if (metadata && cfg.roles.includes('controller')) {
     controller = new QuorumController({
-      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock: SystemClock, scheduler: SystemScheduler, rng: rng.fork(),
+      quorum: metrics ? metrics.timeProposals(node) : node, metadata, clusterId: dir.meta.clusterId, clock, scheduler, rng: rng.fork(),
       logger: log.child({ component: 'controller' }), endpoints: new Map(cfg.quorum.map((v) => [v.id, v.url] as const)),
     });
     controllerApi = withDescribeQuorum(createControllerApi(controller), node);
@@ -130,6 +161,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     const c = new QuorumClient({
       endpoints: cfg.quorum.map((v) => v.url), clusterId: dir.meta.clusterId, rng: rng.fork(),
       logger: log.child({ component: 'quorum-client' }), ...(requestTimeoutMs ? { limits: { requestTimeoutMs } } : {}),
+      transport: env.transport, clock, scheduler,
       ...(cfg.outboundAddress !== undefined ? { localAddress: cfg.outboundAddress } : {}),
       ...(tls ? { tls } : {}),
     });
@@ -151,7 +183,8 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     const admin = quorumClient();
     try {
       broker = await startBroker({
-        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(),
+        nodeId: cfg.nodeId, clusterId: dir.meta.clusterId, dataDir: cfg.dataDir, metadata, rng: rng.fork(), clock, scheduler, fs: env.fs,
+        ...(injected.transport ? { transport: env.transport } : {}),
         settings: {
           listen: cfg.broker.listen, replicaLagTimeMaxMs: cfg.broker.replicaLagTimeMaxMs, durability: cfg.broker.durability, logConfig: cfg.broker.logConfig, logManagerConfig: cfg.broker.logManagerConfig,
           ...(cfg.broker.advertisedUrl !== undefined ? { advertisedUrl: cfg.broker.advertisedUrl } : {}),
@@ -189,7 +222,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
   let stopping: Promise<void> | undefined;
   if (metadata && Object.keys(cfg.clusterDefaults).length > 0) {
     const seeding = quorumClient();
-    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock: SystemClock, scheduler: SystemScheduler }, { stopped: () => stopping !== undefined });
+    void offerClusterDefaults(cfg.clusterDefaults, (api, body) => seeding.controller(api, body), log.child({ component: 'cluster-defaults' }), { clock, scheduler }, { stopped: () => stopping !== undefined });
   }
   const stop = (opts: { transferLeadership?: boolean } = {}): Promise<void> => {
     stopping ??= (async () => {
@@ -202,7 +235,7 @@ export async function startServer(cfg: ServerConfig, logger: Logger): Promise<Se
     })();
     return stopping;
   };
-  return { meta: dir.meta, node, controller, broker, transport, metrics: metricsServer, failed, stop };
+  return { meta: dir.meta, node, metadata, controller, broker, transport, metrics: metricsServer, failed, stop };
 }
 
 /** Starts the HTTP listener: scrape sources and readiness read the node's parts; the console's config reads the image. */

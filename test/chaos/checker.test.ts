@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { check, errorName, INDEFINITE_ERRORS, isDefiniteFailure, type CheckResult } from './checker.js';
 import { HistoryWriter, parseHistory, readHistory, summarize } from './history-file.js';
+import { failed, uncheckedReason, type RoundResult } from './run.js';
 import type {
-  CommitOp, ControllerTerm, FinalPartition, FinalState, HistoryEntry, Outcome, ReadOp, SeekOp, SendOp, StoredRecord,
+  AssignOp, CommitOp, ControllerTerm, FinalPartition, FinalState, HistoryEntry, Outcome, ReadOp, SeekOp, SendOp, StoredRecord,
 } from './history.js';
 
 const OK: Outcome = { type: 'ok' };
@@ -102,6 +103,15 @@ describe('chaos checker', () => {
     const r = check(acked(), finalOf([part(['v0', 'v1', 'v2', 'v3', 'v4', 'other'])]));
     expect(types(r)).to.deep.equal(['lost-write']);
     expect(r.anomalies[0]!.detail).to.include('orders-0@5').and.include('"v5"').and.include('"other"');
+  });
+
+  it('finds an acknowledged write whose value now sits only at another offset (lost there, written again)', () => {
+    // v5 was acked at 5; the final log holds another value there and v5 one later (a resend appended after a truncation).
+    const r = check(acked(), finalOf([part(['v0', 'v1', 'v2', 'v3', 'v4', 'x', 'v5'])]));
+    expect(types(r)).to.include('lost-write');
+    const lost = r.anomalies.find((a) => a.type === 'lost-write')!;
+    expect(lost.detail).to.include('orders-0@5').and.include('"x"').and.include('orders-0@6');
+    expect(r.stats.acksChecked).to.equal(5);
   });
 
   it('finds an acknowledged write beyond the end of a shorter final log', () => {
@@ -453,5 +463,49 @@ describe('chaos checker: compacted partitions', () => {
     expect(check([...sends(), later], final).anomalies).to.deep.equal([]);
     const failed = { ...later, outcome: { type: 'fail' as const, error: 'MESSAGE_TOO_LARGE' } };
     expect(types(check([...sends(), failed], final))).to.include('compacted-value');
+  });
+});
+
+describe('chaos checker: group assignments', () => {
+  function assign(member: string, generation: number, partitions: number[], extra: Partial<AssignOp> = {}): AssignOp {
+    return {
+      kind: 'assign', ...tick(), session: `${member}/j1`, group: 'g1', generation, member,
+      partitions: partitions.map((partition) => ({ topic: T, partition })), ...extra,
+    };
+  }
+
+  it('accepts disjoint assignments, a rejoin under the same id, and a partition moving in a new generation', () => {
+    const r = check([assign('m1', 1, [0, 1]), assign('m2', 1, [2]), assign('m1', 1, [0, 1], { session: 'm1/j2' }), assign('m2', 2, [0, 1, 2])], finalOf([]));
+    expect(r.anomalies).to.deep.equal([]);
+    expect(r.stats.assignments).to.equal(4);
+  });
+
+  it('finds one partition assigned to two members in one generation (and not across groups)', () => {
+    const r = check([assign('m1', 3, [0, 1]), assign('m2', 3, [1])], finalOf([]));
+    expect(types(r)).to.deep.equal(['double-assignment']);
+    expect(r.anomalies[0]!.detail).to.include('generation 3').and.include('orders-1').and.include('m1').and.include('m2');
+    expect(check([assign('m1', 3, [1]), assign('m2', 3, [1], { group: 'g2' })], finalOf([])).anomalies).to.deep.equal([]);
+  });
+
+  it('round-trips an assignment through the history file format', () => {
+    const e = assign('m1', 1, [0]);
+    expect(parseHistory(`${JSON.stringify(e)}\n`, 'x').entries).to.deep.equal([e]);
+  });
+});
+
+describe('chaos runner: what counts as a pass', () => {
+  const base = { anomalies: [], error: null, crashes: [] } as const;
+  const stats = (acksChecked: number, sendsOk = acksChecked): RoundResult['stats'] =>
+    ({ ...check([], finalOf([])).stats, acksChecked, sendsOk });
+
+  it('fails a round whose checker checked no acknowledged write', () => {
+    expect(failed({ ...base, stats: stats(0) })).to.equal(true);
+    expect(uncheckedReason({ ...base, stats: stats(0, 12) })).to.match(/no acknowledged write \(12 sends ok\)/);
+    expect(failed({ ...base, stats: stats(3) })).to.equal(false);
+  });
+
+  it('fails an unchecked round for its error, not for its missing stats', () => {
+    expect(failed({ ...base, error: 'did not settle', stats: null })).to.equal(true);
+    expect(uncheckedReason({ error: 'did not settle', stats: null })).to.equal(null);
   });
 });

@@ -8,7 +8,8 @@
 // each walks the history or the final state in its given order).
 //
 // Invariants checked (names are Anomaly.type):
-//   lost-write           an ok send is in the final log at its acked offset with its value
+//   lost-write           an ok send is in the final log at its acked offset with its value (found only
+//                        at another offset it is lost all the same: mutant checker-moved-value-not-lost)
 //   duplicate            a value is stored at most once over all final partitions
 //   unknown-twice        the same, for a send whose outcome was unknown (or an indefinite failure)
 //   failed-write-present a definitely failed send's value is not stored
@@ -18,6 +19,7 @@
 //   non-monotonic-read   within one (session, generation, topic, partition) read offsets increase,
 //                        except after a seek (then they start at the seek offset)
 //   commit-regress       a group's ok commits for one partition never go below an earlier one
+//   double-assignment    within one (group, generation) no partition is assigned to two members
 //   divergence           every ISR replica's digest equals the leader's (for a compacted partition the
 //                        digest is of the replica's last value per key: each replica compacts its own log)
 //   compacted-value      compacted partitions: read from the beginning, the final value of every key is
@@ -33,8 +35,9 @@
 
 import { assert } from '../../src/util/assert.js';
 import { Errors } from '../../src/util/errors.js';
+import { mutant } from '../../src/util/mutants.js';
 import type {
-  Anomaly, CommitOp, FinalPartition, FinalState, HistoryEntry, Outcome, ReadOp, SendOp, StoredRecord,
+  Anomaly, AssignOp, CommitOp, FinalPartition, FinalState, HistoryEntry, Outcome, ReadOp, SendOp, StoredRecord,
 } from './history.js';
 
 /**
@@ -95,6 +98,8 @@ export interface CheckStats {
   readonly recordsRead: number;
   readonly seeks: number;
   readonly commits: number;
+  /** Assignments reported by joins (AssignOp entries). */
+  readonly assignments: number;
   readonly partitions: number;
   readonly finalRecords: number;
   /** Final values no send in the history wrote. */
@@ -164,6 +169,7 @@ export function check(history: readonly HistoryEntry[], final: FinalState, optio
   checkReadOffsets(ctx);
   checkMonotonicReads(ctx);
   checkCommits(ctx);
+  checkAssignments(ctx);
   checkReplicas(ctx);
   checkLeadership(ctx);
   checkControllers(ctx);
@@ -238,7 +244,7 @@ function emptyStats(): Mutable<CheckStats> {
   return {
     sendsOk: 0, sendsFailed: 0, sendsUnknown: 0, sendsFailedIndefinite: 0, unknownPresent: 0,
     acksChecked: 0, acksBelowLogStart: 0, acksWithoutOffset: 0, sendsToDeletedTopics: 0,
-    reads: 0, recordsRead: 0, seeks: 0, commits: 0, partitions: 0, finalRecords: 0, foreignValues: 0, digestsMissing: 0,
+    reads: 0, recordsRead: 0, seeks: 0, commits: 0, assignments: 0, partitions: 0, finalRecords: 0, foreignValues: 0, digestsMissing: 0,
     compactedKeysChecked: 0, compactedAcksRemoved: 0,
   };
 }
@@ -251,6 +257,7 @@ function countOperations(ctx: Ctx): void {
       s.recordsRead += e.records.length;
     } else if (e.kind === 'seek') s.seeks++;
     else if (e.kind === 'commit') s.commits++;
+    else if (e.kind === 'assign') s.assignments++;
   }
   for (const op of ctx.sends) {
     const c = classify(ctx, op);
@@ -330,7 +337,11 @@ function checkAcknowledged(ctx: Ctx): void {
       continue;
     }
     const rec = p.byOffset.get(op.offset);
-    if (rec?.value === op.value) {
+    // The value at its acked offset, nowhere else: found at another offset it
+    // was lost there and written again (a truncated suffix re-replicated, a
+    // resend appended twice) — what a consumer read at the acked offset is gone.
+    const movedCountsAsKept = mutant('checker-moved-value-not-lost') && storedOffset(ctx, op) !== undefined;
+    if (rec?.value === op.value || movedCountsAsKept) {
       ctx.stats.acksChecked++;
       continue;
     }
@@ -562,6 +573,24 @@ function reportRegress(ctx: Ctx, a: CommitOp, b: CommitOp): void {
   ctx.out.add('commit-regress', key,
     `group ${b.group} ${tpName(b.topic, b.partition)}: commit of ${b.offset} (session ${b.session} gen ${b.generation}, ` +
     `invoked ${b.invokeMs} ms) after commit of ${a.offset} (session ${a.session} gen ${a.generation}, completed ${a.completeMs} ms)`);
+}
+
+/** double-assignment: per (group, generation, topic, partition), one member id. */
+function checkAssignments(ctx: Ctx): void {
+  const owner = new Map<string, AssignOp>();
+  for (const e of ctx.history) {
+    if (e.kind !== 'assign') continue;
+    for (const tp of e.partitions) {
+      const key = `${e.group}\u0000${e.generation}\u0000${tpKey(tp.topic, tp.partition)}`;
+      const prev = owner.get(key);
+      if (prev === undefined) owner.set(key, e);
+      else if (prev.member !== e.member) {
+        ctx.out.add('double-assignment', key,
+          `group ${e.group} generation ${e.generation}: ${tpName(tp.topic, tp.partition)} assigned to member ${prev.member} ` +
+          `(session ${prev.session}) and to member ${e.member} (session ${e.session})`);
+      }
+    }
+  }
 }
 
 // ---- replicas, leaders, controllers --------------------------------------------------

@@ -111,6 +111,7 @@ const REQUIRED: Record<HistoryEntry['kind'], Record<string, 'string' | 'number' 
   read: { session: 'string', group: 'string', generation: 'number', topic: 'string', partition: 'number', records: 'object' },
   seek: { session: 'string', group: 'string', topic: 'string', partition: 'number', offset: 'number' },
   commit: { session: 'string', group: 'string', generation: 'number', topic: 'string', partition: 'number', offset: 'number', outcome: 'object' },
+  assign: { session: 'string', group: 'string', generation: 'number', member: 'string', partitions: 'object' },
   admin: { op: 'string', topic: 'string', outcome: 'object' },
   fault: { fault: 'string', detail: 'string' },
 };
@@ -148,7 +149,7 @@ export function summarize(result: CheckResult): string[] {
     `sends: ${s.sendsOk} ok (${s.acksChecked} checked at their offset, ${s.acksBelowLogStart} below log start, ` +
       `${s.acksWithoutOffset} without offset), ${s.sendsFailed} failed, ${s.sendsUnknown} unknown ` +
       `(${s.unknownPresent} present, ${s.sendsFailedIndefinite} indefinite errors); ${s.sendsToDeletedTopics} to deleted topics`,
-    `reads: ${s.reads} polls, ${s.recordsRead} records, ${s.seeks} seeks; commits: ${s.commits}`,
+    `reads: ${s.reads} polls, ${s.recordsRead} records, ${s.seeks} seeks; commits: ${s.commits}; assignments: ${s.assignments}`,
     `final: ${s.partitions} partitions, ${s.finalRecords} records, ${s.foreignValues} foreign values, ${s.digestsMissing} ISR digests missing`,
   ];
   if (result.anomalies.length === 0) return [...lines, 'anomalies: none'];

@@ -73,6 +73,21 @@ export interface CommitOp extends Timed {
   readonly outcome: Outcome;
 }
 
+/**
+ * A member's assignment in a group generation, as its join reported it (the
+ * checker: one member per partition per generation). `member` is the group
+ * member id: a member that rejoins under its id into the same generation
+ * keeps the same assignment, so only two different ids conflict.
+ */
+export interface AssignOp extends Timed {
+  readonly kind: 'assign';
+  readonly session: string;
+  readonly group: string;
+  readonly generation: number;
+  readonly member: string;
+  readonly partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>;
+}
+
 /** An admin operation (create/delete topic, add partitions, reassignment). */
 export interface AdminOp extends Timed {
   readonly kind: 'admin';
@@ -88,7 +103,7 @@ export interface FaultOp extends Timed {
   readonly detail: string;
 }
 
-export type HistoryEntry = SendOp | ReadOp | SeekOp | CommitOp | AdminOp | FaultOp;
+export type HistoryEntry = SendOp | ReadOp | SeekOp | CommitOp | AssignOp | AdminOp | FaultOp;
 
 /** One record as read after the run, from the partition leader, from offset 0 up to the high watermark. */
 export interface StoredRecord {
@@ -131,7 +146,7 @@ export interface FinalState {
 }
 
 export interface Anomaly {
-  /** lost-write, duplicate, unknown-twice, failed-write-present, reorder, inconsistent-offset, non-monotonic-read, commit-regress, divergence, split-leadership, split-controller, compacted-value. */
+  /** lost-write, duplicate, unknown-twice, failed-write-present, reorder, inconsistent-offset, non-monotonic-read, commit-regress, double-assignment, divergence, split-leadership, split-controller, compacted-value. */
   readonly type: string;
   readonly detail: string;
 }

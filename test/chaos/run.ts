@@ -145,9 +145,20 @@ export async function runRound(o: RoundOptions): Promise<RoundResult> {
   return round;
 }
 
-/** An anomaly, a round that could not be checked, or a node that crashed. */
-export function failed(r: RoundResult): boolean {
-  return r.anomalies.length > 0 || r.error !== null || r.crashes.length > 0;
+/**
+ * An anomaly, a round that could not be checked, a node that crashed, or a
+ * round whose checker verified no acknowledged write at its offset: a round
+ * in which nothing was acknowledged (or nothing acknowledged was found where
+ * checked) proves nothing, and must not pass as green.
+ */
+export function failed(r: Pick<RoundResult, 'anomalies' | 'error' | 'crashes' | 'stats'>): boolean {
+  return r.anomalies.length > 0 || r.error !== null || r.crashes.length > 0 || uncheckedReason(r) !== null;
+}
+
+/** Why a checked round proves nothing (null when it checked acknowledged writes). */
+export function uncheckedReason(r: Pick<RoundResult, 'error' | 'stats'>): string | null {
+  if (r.error !== null || r.stats === null) return null;
+  return r.stats.acksChecked > 0 ? null : `the checker checked no acknowledged write (${r.stats.sendsOk} sends ok)`;
 }
 
 /** The lines printed for a round. */
@@ -158,6 +169,7 @@ export function report(r: RoundResult): string[] {
       `${r.faultsInjected} faults injected (${Object.entries(r.faults).map(([k, n]) => `${k} ${n}`).join(', ')})`,
     ...r.summary.map((l) => `  ${l}`),
     ...r.crashes.map((c) => `  crash: ${c}`),
+    ...[uncheckedReason(r)].filter((x): x is string => x !== null).map((x) => `  not a pass: ${x}`),
   ];
   if (bad) {
     lines.push(`  seed: ${r.seed}`, '  fault schedule:', formatSchedule(r.plan), `  history: ${r.historyPath}`, `  run dir (node logs, data): ${r.dir}`);

@@ -11,7 +11,9 @@
 //             all the same, so every join starts a new session;
 //   SeekOp    now and then a member seeks back a little, so reads legitimately
 //             go backwards (the checker allows that only after a seek);
-//   CommitOp  every commitIntervalMs per partition, the next offset to read.
+//   CommitOp  every commitIntervalMs per partition, the next offset to read;
+//   AssignOp  the member's assignment at each join (one member per partition
+//             per generation).
 // A member instance lives a while and is then closed (leaving the group, so
 // the group rebalances) and replaced by a new session; one that crashes is
 // replaced too.
@@ -95,6 +97,11 @@ export class ConsumerMember extends LoopWorker {
     consumer.on('group.join', (e) => {
       state.generation = e.generationId;
       state.session = `${member}/j${++state.joins}`;
+      const now = this.deps.clock();
+      this.deps.record({
+        kind: 'assign', invokeMs: now, completeMs: now, session: state.session, group: this.group, generation: e.generationId,
+        member: e.memberId, partitions: e.assignment.flatMap((a) => a.partitions.map((partition) => ({ topic: a.topic, partition }))),
+      });
     });
     let crashed = false;
     consumer.on('crash', () => {

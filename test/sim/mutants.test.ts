@@ -1,0 +1,116 @@
+// Each deliberate bug in src/util/mutants.ts, switched on in turn, must turn
+// the simulation red: a checker that stays green on a broken system is worse
+// than none. For a bug in the system, the cluster simulation runs seeds
+// (test/sim/cluster/run.ts) until a monitor or the chaos checker reports an
+// anomaly, at most SEEDS_MAX seeds; for the checker's own bug
+// (checker-moved-value-not-lost) the checker is run on histories that hold
+// exactly the fault it must see, and must stop seeing it.
+//
+// Short form in `make test` (each mutant's recorded seed, KNOWN_SEEDS; a mutant
+// with none recorded yet is reported pending there); the long form is
+// `make sim-mutants [SEEDS=N]` (N seeds at most per mutant; SLUICE_MUTANT=<name>
+// for one, SLUICE_MUTANT_SEEDS to override the bound in either form). docs/reliability.md records how many seeds
+// each mutant needed.
+import { expect } from 'chai';
+import { MUTANTS, setMutant, type MutantName } from '../../src/util/mutants.js';
+import { check } from '../chaos/checker.js';
+import type { FinalState, SendOp } from '../chaos/history.js';
+import { runSeed, type SeedResult } from './cluster/run.js';
+
+/** `make sim-mutants` sets SLUICE_SIM_MUTANTS=long and SLUICE_SIM_SEEDS; make test runs the short form. */
+const LONG = process.env.SLUICE_SIM_MUTANTS === 'long';
+const SEEDS_MAX = Number(process.env.SLUICE_MUTANT_SEEDS || (LONG ? process.env.SLUICE_SIM_SEEDS || 200 : 2));
+const FIRST_SEED = Number(process.env.SLUICE_MUTANT_FIRST || 1);
+const ONLY = process.env.SLUICE_MUTANT;
+/** Fault phase of a mutant seed: shorter than a regular seed, enough for a leader change or two. */
+const FAULT_MS = Number(process.env.SLUICE_MUTANT_FAULT_MS || 8_000);
+
+/** Bugs of the checker itself, found by feeding it histories with the fault it must report. */
+const CHECKER_MUTANTS: ReadonlySet<MutantName> = new Set(['checker-moved-value-not-lost']);
+
+/** Histories with exactly one fault each, and the anomaly type the checker must report for it. */
+function checkerCorpus(): Array<{ name: string; expect: string; history: SendOp[]; final: FinalState }> {
+  const T = 't';
+  const send = (value: string, seq: number, offset: number): SendOp => ({
+    kind: 'send', invokeMs: seq, completeMs: seq + 1, producer: 'p', topic: T, partition: 0, seq, value, outcome: { type: 'ok' }, offset,
+  });
+  const final = (values: string[]): FinalState => ({
+    partitions: [{
+      topic: T, partition: 0, leader: 1, isr: [1, 2], highWatermark: values.length, logStartOffset: 0,
+      records: values.map((value, offset) => ({ offset, value, leaderEpoch: 1 })), replicaDigests: [],
+    }],
+    controllerTerms: [],
+  });
+  return [
+    { name: 'acked value moved to a later offset', expect: 'lost-write', history: [send('a', 0, 0), send('b', 1, 1)], final: final(['a', 'x', 'b']) },
+    { name: 'acked value replaced', expect: 'lost-write', history: [send('a', 0, 0), send('b', 1, 1)], final: final(['a', 'x']) },
+  ];
+}
+
+function checkerMisses(): string[] {
+  return checkerCorpus().filter((c) => !check(c.history, c.final).anomalies.some((a) => a.type === c.expect)).map((c) => c.name);
+}
+
+/**
+ * The first seed (from FIRST_SEED = 1, FAULT_MS as set) at which each mutant
+ * turned the simulation red in a long run (docs/reliability.md). The short
+ * form replays just that seed — a run is a pure function of its seed, so it
+ * must turn red again; a mutant without an entry is searched for over
+ * SEEDS_MAX seeds.
+ */
+const KNOWN_SEEDS: Partial<Record<MutantName, number>> = {
+  'hw-at-leader-end': 1,
+  'acks-all-on-leader-append': 1,
+  'isr-shrink-ignores-min-isr': 1,
+  'idempotent-duplicate-append': 1,
+};
+
+async function seedsToDetect(name: MutantName): Promise<{ seeds: number | null; first: SeedResult | null; errors: number }> {
+  setMutant(name);
+  let errors = 0;
+  const known = LONG ? undefined : KNOWN_SEEDS[name];
+  // The recorded seed first; then a search, should a code change since have moved the history.
+  const search = Array.from({ length: SEEDS_MAX }, (_, i) => FIRST_SEED + i);
+  const seeds = known !== undefined ? [known, ...search.filter((x) => x !== known)] : search;
+  try {
+    for (const [i, seed] of seeds.entries()) {
+      const r = await runSeed({ seed, faultMs: FAULT_MS });
+      if (r.anomalies.length > 0) return { seeds: i + 1, first: r, errors };
+      if (r.error !== null) errors++;
+    }
+    return { seeds: null, first: null, errors };
+  } finally {
+    setMutant(undefined);
+  }
+}
+
+describe('mutants: every deliberate bug turns the simulation red', function () {
+  this.timeout(0);
+  afterEach(() => setMutant(undefined));
+
+  it('the checker corpus is clean without mutants', () => {
+    expect(checkerMisses()).to.deep.equal([]);
+  });
+
+  for (const name of MUTANTS) {
+    if (ONLY !== undefined && ONLY !== '' && ONLY !== name) continue;
+    if (CHECKER_MUTANTS.has(name)) {
+      it(`${name}: the checker stops seeing a fault it must report`, () => {
+        setMutant(name);
+        expect(checkerMisses(), 'corpus cases the mutated checker misses').to.not.deep.equal([]);
+      });
+      continue;
+    }
+    const bound = !LONG && KNOWN_SEEDS[name] !== undefined ? `at its recorded seed ${KNOWN_SEEDS[name]}` : `within ${SEEDS_MAX} seeds`;
+    it(`${name}: an invariant violation ${bound}`, async function () {
+      if (!LONG && KNOWN_SEEDS[name] === undefined && process.env.SLUICE_MUTANT_SEEDS === undefined) {
+        // Not caught yet in a long run (docs/reliability.md): make sim-mutants searches for it and fails while it survives.
+        console.log(`      ${name}: no seed recorded yet; make sim-mutants searches for one`);
+        this.skip();
+      }
+      const { seeds, first, errors } = await seedsToDetect(name);
+      if (seeds !== null && first) console.log(`      ${name}: seed ${first.seed} (${seeds} seed(s)): ${first.anomalies[0]!.type}: ${first.anomalies[0]!.detail.slice(0, 160)}`);
+      expect(seeds, `${name} survived ${SEEDS_MAX} seeds (${errors} of them ended in an error rather than an anomaly)`).to.not.equal(null);
+    });
+  }
+});
