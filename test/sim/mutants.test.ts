@@ -63,6 +63,9 @@ const KNOWN_SEEDS: Partial<Record<MutantName, number>> = {
   'acks-all-on-leader-append': 1,
   'isr-shrink-ignores-min-isr': 1,
   'idempotent-duplicate-append': 1,
+  'follower-skips-epoch-truncation': 4,
+  'new-leader-hw-at-leo': 6,
+  'fenced-broker-keeps-leadership': 6,
 };
 
 async function seedsToDetect(name: MutantName): Promise<{ seeds: number | null; first: SeedResult | null; errors: number }> {
