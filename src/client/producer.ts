@@ -139,7 +139,7 @@ export class Producer {
     let info = await this.topicInfo(topic, deadlineMs);
     // Per call, not per record: what the partitioner is asked, and the default timestamp (read again after a wait).
     let choice = partitionerInput(topic, info);
-    let nowMs = this.clock.nowMs();
+    let nowMs = this.timestampNow();
     for (const m of messages) {
       const record = this.toRecord(m, nowMs);
       const bytes = estimateRecordBytes(record);
@@ -152,7 +152,7 @@ export class Producer {
         await wait;
         info = this.client.cachedTopic(topic) ?? info;
         choice = partitionerInput(topic, info);
-        nowMs = this.clock.nowMs();
+        nowMs = this.timestampNow();
       }
       let partition: number;
       try {
@@ -186,6 +186,11 @@ export class Producer {
     }
     if (m.timestamp !== undefined && !Number.isSafeInteger(m.timestamp)) throw new SluiceError(Errors.INVALID_TIMESTAMP, `bad timestamp ${String(m.timestamp)}`);
     return toRecordInput(m, nowMs);
+  }
+
+  /** A record timestamp: whole milliseconds, whatever the clock's resolution (a simulated or offset clock may read fractions). */
+  private timestampNow(): number {
+    return Math.floor(this.clock.nowMs());
   }
 
   /** Topic metadata, waiting (until the deadline) for a topic being created. */

@@ -389,8 +389,9 @@ export class GroupCoordinator implements OffsetsHost {
     return this.opts.image();
   }
 
+  /** Wall-clock whole milliseconds (commit and record timestamps): a simulated or offset clock may read fractions. */
   nowMs(): number {
-    return this.opts.clock.nowMs();
+    return Math.floor(this.opts.clock.nowMs());
   }
 
   /** The group's entry, made (Empty, for offsets only) when `create` and missing. */
@@ -464,7 +465,7 @@ export class GroupCoordinator implements OffsetsHost {
   async append(shard: Shard, records: RecordInput[], tooLarge: ErrorInfo): Promise<AppendResult> {
     const notCoordinator: AppendResult = { error: { error: Errors.NOT_COORDINATOR, message: `broker ${this.opts.brokerId} no longer coordinates ${CONSUMER_OFFSETS_TOPIC}-${shard.partition}` } };
     if (!this.isCurrent(shard)) return notCoordinator;
-    const now = this.opts.clock.nowMs();
+    const now = this.nowMs();
     const batch = encodeRecordBatch({ records: records.map((r) => ({ ...r, timestamp: now })) });
     let answer;
     try {

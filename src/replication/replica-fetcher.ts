@@ -194,7 +194,10 @@ export class ReplicaFetcher {
     this.link?.close();
     this.link = null;
     this.session = null;
-    const link = await ClientLink.connect(this.url, { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000, scheduler: this.opts.scheduler });
+    // The link times its connect and requests on this fetcher's scheduler (ClientLinkOptions.scheduler, from
+    // lane transport's seam; a link without that option ignores it and uses real timers).
+    const linkOptions = { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000, scheduler: this.opts.scheduler };
+    const link = await ClientLink.connect(this.url, linkOptions);
     if (this.opts.sasl) {
       // The broker principal's login (and its KIP-368 renewals) on the fetch link; a refusal closes it and the fetcher backs off and retries.
       try {

@@ -54,10 +54,13 @@ interface RuntimeTimers {
 
 /**
  * Real timers on any runtime (Node, browsers, workers). `keepAlive: false`
- * unrefs each timer where the runtime can (Node), so a pending one never keeps
- * the process alive: a server's sockets do that. A zero delay uses setImmediate
- * where there is one, so slices of background work let I/O callbacks (the
- * request path) run between them; elsewhere setTimeout(0).
+ * unrefs each delayed timer where the runtime can (Node), so a pending one
+ * never keeps the process alive: a server's sockets do that. A zero delay
+ * uses setImmediate where there is one, so slices of background work let I/O
+ * callbacks (the request path) run between them; elsewhere setTimeout(0).
+ * An immediate is never unref'd: it runs on the next turn anyway, and Node
+ * does not wake its event loop for unref'd immediates alone (one can wait in
+ * the poll phase for the next I/O event or timer, seconds on an idle node).
  */
 function realTimers(keepAlive: boolean): Scheduler {
   const rt = globalThis as unknown as RuntimeTimers;
@@ -68,7 +71,6 @@ function realTimers(keepAlive: boolean): Scheduler {
     schedule(delayMs, fn) {
       if (delayMs <= 0 && rt.setImmediate && rt.clearImmediate) {
         const immediate = rt.setImmediate(fn);
-        unref(immediate);
         return () => rt.clearImmediate!(immediate);
       }
       const timer = rt.setTimeout(fn, Math.min(Math.max(0, delayMs), TIMER_DELAY_MAX_MS));

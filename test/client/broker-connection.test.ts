@@ -23,6 +23,7 @@ import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
 import { decodeFetchedRecords, encodeMessages } from '../../src/client/records.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { ManualScheduler } from '../../src/util/clock.js';
 
 async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -423,5 +424,49 @@ describe('client: ClientLink one-way frames', () => {
       link.close();
       await server.close();
     }
+  });
+});
+
+describe('client: BrokerConnection re-authentication timer', () => {
+  /** A link that logs in with PLAIN and a session lifetime, counting handshakes; close() reports to the listeners. */
+  function saslLink(sessionLifetimeMs: number): RequestLink & { handshakes: number; drop(): void } {
+    const listeners: Array<(err: SluiceError) => void> = [];
+    let open = true;
+    const link = {
+      url: 'ws://sasl', handshakes: 0,
+      get isOpen() { return open; },
+      request: <T>(apiKey: number) => {
+        if (apiKey === ApiKey.SaslHandshake) {
+          link.handshakes++;
+          return Promise.resolve({ errorCode: 0, errorMessage: null, mechanisms: ['PLAIN'] } as T);
+        }
+        return Promise.resolve({ errorCode: 0, errorMessage: null, authBytes: new Uint8Array(0), sessionLifetimeMs, principal: 'User:alice' } as T);
+      },
+      send: () => Promise.resolve(),
+      onClose: (l: (err: SluiceError) => void) => { listeners.push(l); },
+      close: () => link.drop(),
+      drop: () => {
+        open = false;
+        for (const l of listeners.splice(0)) l(new SluiceError(Errors.NETWORK_EXCEPTION, 'closed'));
+      },
+    };
+    return link;
+  }
+
+  it('logs in again at 85% of the session lifetime on the injected scheduler, and forgets the timer when the link goes', async () => {
+    const scheduler = new ManualScheduler();
+    const link = saslLink(10_000);
+    const conn = new BrokerConnection(link, { scheduler });
+    await conn.authenticate({ mechanism: 'PLAIN', username: 'alice', password: 'secret' });
+    expect([link.handshakes, scheduler.size, conn.principal]).to.deep.equal([1, 1, 'User:alice']);
+    scheduler.advance(8_499);
+    expect(link.handshakes, 'not before 85%').to.equal(1);
+    scheduler.advance(1);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    await new Promise((r) => setImmediate(r));
+    expect(link.handshakes, 're-authenticated').to.equal(2);
+    expect(scheduler.size, 'the next one is scheduled').to.equal(1);
+    link.drop();
+    expect(scheduler.size, 'a lost link keeps no timer (a keep-alive scheduler would hold the process)').to.equal(0);
   });
 });

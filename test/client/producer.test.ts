@@ -155,6 +155,13 @@ describe('client: Producer', function () {
     expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([1, 3]);
   });
 
+  it('stamps records with whole milliseconds of the client clock, even when that clock reads fractions (a simulated or offset clock)', async () => {
+    await setup({ lingerMs: 0 }, { t: 1 }, 1, true);
+    manual!.clock.set(1_767_225_608_268.6328);
+    await producer.send({ topic: 't', messages: [{ value: 'now' }, { value: 'then', timestamp: 1234 }] });
+    expect(cluster.read('t', 0).map((r) => r.timestamp)).to.deep.equal([1_767_225_608_268, 1234]);
+  });
+
   it('with lingerMs 0, keeps filling the ready batch while every request slot is busy (as Kafka does)', async () => {
     await setup({ lingerMs: 0, maxInFlightRequestsPerConnection: 1 });
     let open!: () => void;

@@ -1,8 +1,9 @@
 // KIP-853 for operators, on real processes: a fourth controller started with
 // --join-quorum follows the metadata log, `sluice cluster add-controller`
 // promotes it to voter once it caught up, the quorum keeps working with it
-// when a voter dies, and `sluice cluster remove-controller` takes it out
-// again. Refusals answer with one line and exit 1.
+// when a voter dies and after its own restart, and `sluice cluster
+// remove-controller` takes it out again. Refusals answer with one line and
+// exit 1.
 import { expect } from 'chai';
 import path from 'node:path';
 import { NodeProcess, ProcessCluster, freePorts, waitFor } from './harness.js';
@@ -78,6 +79,13 @@ describe('sluice cluster add-controller / remove-controller on real processes', 
       return s && l && s.applied >= l.commit ? true : undefined;
     }, { timeoutMs: 20_000 });
     victim.start();
+    // A restarted added controller is a voter from its log, though still in no --controller-quorum.
+    await joining.kill();
+    joining.start();
+    await waitFor('node 4 back as a voter', async () => {
+      const s = await client.status(joining.url).catch(() => undefined);
+      return s && s.voters.includes(4) && (s.role === 'follower' || s.role === 'leader') ? true : undefined;
+    }, { timeoutMs: 30_000 });
   });
 
   it('removes the controller again, and refuses to remove a node that is no voter', async () => {

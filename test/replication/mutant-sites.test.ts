@@ -9,14 +9,12 @@ import { expect } from 'chai';
 import { LeaderState, type LeaderFacts } from '../../src/replication/rules/leader-state.js';
 import { Partition } from '../../src/replication/partition.js';
 import type { PartitionRegistration } from '../../src/metadata/image.js';
-import { LogManager } from '../../src/storage/log-manager.js';
 import { encodeRecordBatch } from '../../src/record/record-batch.js';
-import { ManualClock, SystemClock, SystemScheduler } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/util/logger.js';
+import { ManualClock } from '../../src/util/clock.js';
 import { setMutant, type MutantName } from '../../src/util/mutants.js';
 import { asBuffer } from '../../src/util/node-bytes.js';
 import { readAllBytes, removeDir, tempDir } from '../storage/log-test-helpers.js';
-import { batchOf, TestCluster, valuesIn, waitFor } from './replica-harness.js';
+import { batchOf, openLogs, TestCluster, valuesIn, waitFor } from './replica-harness.js';
 
 const LAG_MS = 10_000;
 
@@ -74,7 +72,7 @@ describe('replication: mutant sites', function () {
   it('new-leader-hw-at-leo: a new leader makes its uncommitted tail visible at once', async () => {
     const dir = tempDir('sluice-mutant-');
     try {
-      const logs = LogManager.open({ dataDir: dir, logConfig: {}, clock: SystemClock, scheduler: SystemScheduler, logger: silentLogger });
+      const logs = openLogs(dir);
       const reg = (epoch: number): PartitionRegistration => ({
         replicas: [1, 2], isr: [1, 2], leader: 1, leaderEpoch: epoch, partitionEpoch: epoch, addingReplicas: [], removingReplicas: [],
       });

@@ -25,7 +25,7 @@ import type { MetadataImage, PartitionRegistration } from '../../src/metadata/im
 import type { MetadataRecord, PartitionChangeRecord } from '../../src/metadata/records.js';
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../../src/replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../../src/replication/replica-fetcher.js';
-import { SystemClock, SystemScheduler, type Clock, type Scheduler } from '../../src/util/clock.js';
+import { SystemClock, SystemScheduler, type Clock, type ManualScheduler, type Scheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { createLogger, silentLogger, type LogLevel, type Logger } from '../../src/util/logger.js';
 import { asBuffer } from '../../src/util/node-bytes.js';
@@ -41,6 +41,20 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Waits for `cond` while simulated time moves: each real poll advances the
+ * brokers' ManualScheduler by `stepMs`, so timers (lag checks, deadlines,
+ * long polls) fire in simulated time while sockets and disks work in real
+ * time between the steps. The real-time bound is a guard, not a timing.
+ */
+export async function waitAdvancing(scheduler: ManualScheduler, what: string, cond: () => boolean, stepMs = 10, timeoutMs = 15_000): Promise<void> {
+  await waitFor(what, () => {
+    if (cond()) return true;
+    scheduler.advance(stepMs);
+    return cond();
+  }, timeoutMs);
 }
 
 /** Resolves with `p`, or fails the test if it has not settled within `timeoutMs` (a guard, not a timing). */
@@ -72,6 +86,11 @@ export function valuesIn(records: Uint8Array, fromOffset = 0): string[] {
     });
   }
   return out;
+}
+
+/** A broker's LogManager over `dataDir`, on the given time (default: the system's). */
+export function openLogs(dataDir: string, time: { clock?: Clock; scheduler?: Scheduler } = {}): LogManager {
+  return LogManager.open({ dataDir, logConfig: {}, clock: time.clock ?? SystemClock, scheduler: time.scheduler ?? SystemScheduler, logger });
 }
 
 export interface TestNode {
@@ -140,7 +159,7 @@ export class TestCluster {
     const old = this.nodes.get(id);
     if (old?.running) throw new Error(`node ${id} is running`);
     const dataDir = path.join(this.root, `broker-${id}`);
-    const logs = LogManager.open({ dataDir, logConfig: {}, clock: SystemClock, scheduler: SystemScheduler, logger });
+    const logs = openLogs(dataDir, this.opts);
     const node = { id, dataDir, logs, brokerEpoch: this.nextBrokerEpoch++, running: true } as TestNode;
     node.rm = new ReplicaManager({
       brokerId: id, logs, brokerLogConfig: DEFAULT_LOG_CONFIG, clock: this.opts.clock ?? SystemClock, scheduler: this.opts.scheduler ?? SystemScheduler,

@@ -7,7 +7,9 @@
 // min.insync.replicas, leader changes and epoch fencing, divergent-tail
 // truncation, restarts at new addresses, a failing follower log, topic
 // configs and deletion, DeleteRecords, and the fsync durability mode. Every wait is on a
-// condition, never a fixed sleep.
+// condition, never a fixed sleep. The tests about lag times and timeouts run the
+// brokers on a ManualScheduler (simulated time, advanced by the test: exact "after
+// the lag time", "not before the timeout"); sockets and disks stay real.
 
 import { expect } from 'chai';
 import * as fs from 'node:fs';
@@ -19,7 +21,7 @@ import type { PartitionLog } from '../../src/storage/partition-log.js';
 import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { readAllBytes } from '../storage/log-test-helpers.js';
-import { batchOf, TestCluster, valuesIn, waitFor, within, type ClusterOptions } from './replica-harness.js';
+import { batchOf, TestCluster, valuesIn, waitAdvancing, waitFor, within, type ClusterOptions } from './replica-harness.js';
 
 const T = 'events';
 const TID = 'tid-events';
@@ -118,7 +120,8 @@ describe('replication: replica manager (in-process brokers)', function () {
   });
 
   it('completes a consumer\'s long poll when committed data arrives, and not with uncommitted data', async () => {
-    const c = await threeNodes();
+    const time = new ManualScheduler();
+    const c = await threeNodes({ clock: time.clock, scheduler: time });
     expect((await c.produce(1, T, -1, batchOf('a'))).errorCode).to.equal(0);
     const pending = c.node(1).rm.fetch(consumerFetch(1, 30_000), () => false);
     expect(pending, 'nothing to read yet: it waits').to.be.instanceOf(Promise);
@@ -127,14 +130,20 @@ describe('replication: replica manager (in-process brokers)', function () {
     expect(valuesIn(res.topics[0]!.partitions[0]!.records)).to.deep.equal(['b']);
     expect((await produced).errorCode).to.equal(0);
 
-    // With the followers gone, new data stays above the HW: a poll sees none of it.
+    // With the followers gone, new data stays above the HW: a poll sees none of it, and answers at its deadline.
     c.controllerMode = 'hold';
     await c.stopNode(2);
     await c.stopNode(3);
-    const short = c.node(1).rm.fetch(consumerFetch(2, 200), () => false);
+    const short = c.node(1).rm.fetch(consumerFetch(2, 200), () => false) as Promise<FetchResponse>;
     expect(short).to.be.instanceOf(Promise);
+    let answered = false;
+    void short.then(() => (answered = true));
     await c.produce(1, T, 1, batchOf('c'));
-    const expired = await within('the poll deadline', short as Promise<FetchResponse>);
+    time.advance(199);
+    await new Promise((r) => setImmediate(r));
+    expect(answered, 'not before its deadline').to.equal(false);
+    time.advance(1);
+    const expired = await within('the poll deadline', short);
     expect(expired.topics[0]!.partitions[0]!).to.include({ errorCode: 0, highWatermark: 2 });
     expect(expired.topics[0]!.partitions[0]!.records.length).to.equal(0);
   });
@@ -217,13 +226,28 @@ describe('replication: replica manager (in-process brokers)', function () {
   });
 
   it('times acks=all out while an ISR follower is down, and asks the controller to shrink it after the lag time', async () => {
-    const c = await threeNodes();
+    const time = new ManualScheduler();
+    const c = await threeNodes({ clock: time.clock, scheduler: time });
     c.controllerMode = 'hold';
     expect((await c.produce(1, T, -1, batchOf('a'))).errorCode).to.equal(0);
     await c.stopNode(3);
-    const res = await c.produce(1, T, -1, batchOf('b'), { timeoutMs: 300 });
-    expect(res).to.include({ errorCode: Errors.REQUEST_TIMED_OUT.code, baseOffset: 1 });
-    await waitFor('a shrink without broker 3', () => c.alterCalls.some((call) => !call.newIsr.includes(3)));
+    const sentAt = time.clock.monotonicMs();
+    let answeredAt = -1;
+    const waiting = c.produce(1, T, -1, batchOf('b'), { timeoutMs: 300 }).then((r) => {
+      answeredAt = time.clock.monotonicMs();
+      return r;
+    });
+    await waitAdvancing(time, 'the acks=all answer', () => answeredAt >= 0);
+    expect(answeredAt - sentAt, 'answered at its timeout, not before').to.be.at.least(300);
+    expect(await waiting).to.include({ errorCode: Errors.REQUEST_TIMED_OUT.code, baseOffset: 1 });
+    const lagsFrom = part(1).leader!.follower(3)!.lastCaughtUpMs + 500;
+    const shrunk = (): boolean => c.alterCalls.some((call) => !call.newIsr.includes(3));
+    await waitFor('a lag time since broker 3 last caught up', () => {
+      time.advance(Math.min(10, lagsFrom - time.clock.monotonicMs()));
+      return time.clock.monotonicMs() >= lagsFrom;
+    });
+    expect(shrunk(), 'not shrunk within the lag time').to.equal(false);
+    await waitAdvancing(time, 'a shrink without broker 3', shrunk);
     const shrink = c.alterCalls.find((call) => !call.newIsr.includes(3))!;
     expect(shrink).to.include({ brokerId: 1, topicId: TID, partition: 0, leaderEpoch: 0, partitionEpoch: 0 });
     expect(shrink.newIsr).to.include(1);
@@ -231,20 +255,22 @@ describe('replication: replica manager (in-process brokers)', function () {
 
     // The controller commits the shrink: the batch is committed without broker 3.
     c.changePartition(TID, 0, { isr: [1, 2] });
-    await waitFor('HW passes the batch', () => log(1).highWatermark === 2);
+    await waitAdvancing(time, 'HW passes the batch', () => log(1).highWatermark === 2);
     c.controllerMode = 'commit';
     expect((await c.produce(1, T, -1, batchOf('c'))).errorCode).to.equal(0);
   });
 
   it('refuses acks=all below min.insync.replicas, and takes stopped followers back once they caught up', async () => {
-    const c = await threeNodes();
+    const time = new ManualScheduler();
+    const c = await threeNodes({ clock: time.clock, scheduler: time });
+    const wait = (what: string, cond: () => boolean): Promise<void> => waitAdvancing(time, what, cond);
     c.setTopicConfig(T, 'min.insync.replicas', '2');
     expect((await c.produce(1, T, -1, batchOf('a'))).errorCode).to.equal(0);
     await c.stopNode(3);
-    await waitFor('ISR shrinks to [1, 2]', () => sameMembers(c.registration(T).isr, [1, 2]));
+    await wait('ISR shrinks to [1, 2]', () => sameMembers(c.registration(T).isr, [1, 2]));
     expect((await c.produce(1, T, -1, batchOf('b'))).errorCode, 'two in sync are enough').to.equal(0);
     await c.stopNode(2);
-    await waitFor('ISR shrinks to [1]', () => sameMembers(c.registration(T).isr, [1]));
+    await wait('ISR shrinks to [1]', () => sameMembers(c.registration(T).isr, [1]));
 
     const end = log(1).logEndOffset;
     const refused = await c.produce(1, T, -1, batchOf('c'));
@@ -254,10 +280,10 @@ describe('replication: replica manager (in-process brokers)', function () {
 
     await c.startNode(2); // restarted over its data, at a new address
     await c.startNode(3);
-    await waitFor('both rejoin the ISR', () => sameMembers(c.registration(T).isr, [1, 2, 3]));
+    await wait('both rejoin the ISR', () => sameMembers(c.registration(T).isr, [1, 2, 3]));
     expect((await c.produce(1, T, -1, batchOf('e'))).errorCode).to.equal(0);
     expect(await c.consume(1, T)).to.deep.equal(['a', 'b', 'd', 'e']);
-    await waitFor('every replica holds the same log', () => sameLog(1, 2) && sameLog(1, 3));
+    await wait('every replica holds the same log', () => sameLog(1, 2) && sameLog(1, 3));
   });
 
   it('answers NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrinks below the minimum while acks=all waits', async () => {

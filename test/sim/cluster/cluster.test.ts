@@ -13,8 +13,8 @@ const TOPIC = 't';
 
 async function produce(c: SimCluster, host: string, values: readonly string[]): Promise<void> {
   const env = c.client(host);
-  const client = new Client({ bootstrap: env.bootstrap, webSocketFactory: env.webSocketFactory, scheduler: env.scheduler, rng: env.rng, clientId: host });
-  const producer = client.producer({ clock: env.clock, rng: env.rng.fork() } as Parameters<Client['producer']>[0]);
+  const client = new Client({ bootstrap: env.bootstrap, webSocketFactory: env.webSocketFactory, clock: env.clock, scheduler: env.scheduler, rng: env.rng, clientId: host });
+  const producer = client.producer({ clock: env.clock, rng: env.rng.fork() });
   await c.await(producer.send({ topic: TOPIC, messages: values.map((v) => ({ value: v })) }), 60_000);
   await c.await(producer.close());
 }

@@ -271,7 +271,7 @@ class Cluster implements SimCluster {
     if (!this.adminClient) {
       const env = this.client('admin');
       const client = new Client({
-        bootstrap: env.bootstrap, clientId: 'sim-admin', webSocketFactory: env.webSocketFactory, scheduler: env.scheduler, rng: env.rng,
+        bootstrap: env.bootstrap, clientId: 'sim-admin', webSocketFactory: env.webSocketFactory, clock: env.clock, scheduler: env.scheduler, rng: env.rng,
         requestTimeoutMs: 10_000,
       });
       this.adminClient = { client, admin: client.admin({ leaderWaitTimeoutMs: 20_000 }) };

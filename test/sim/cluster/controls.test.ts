@@ -12,8 +12,8 @@ const TOPIC = 'ctl';
 
 async function produce(c: SimCluster, host: string, n: number): Promise<void> {
   const env = c.client(host);
-  const client = new Client({ bootstrap: env.bootstrap, webSocketFactory: env.webSocketFactory, scheduler: env.scheduler, rng: env.rng, clientId: host });
-  const producer = client.producer({ clock: env.clock, rng: env.rng.fork() } as Parameters<Client['producer']>[0]);
+  const client = new Client({ bootstrap: env.bootstrap, webSocketFactory: env.webSocketFactory, clock: env.clock, scheduler: env.scheduler, rng: env.rng, clientId: host });
+  const producer = client.producer({ clock: env.clock, rng: env.rng.fork() });
   await c.await(producer.send({ topic: TOPIC, messages: Array.from({ length: n }, (_, i) => ({ value: `v${i}` })) }), 60_000);
   await c.await(producer.close());
 }
