@@ -15,7 +15,7 @@ import { expect } from 'chai';
 import { MUTANTS, setMutant, type MutantName } from '../../src/util/mutants.js';
 import { check } from '../chaos/checker.js';
 import type { FinalState, SendOp } from '../chaos/history.js';
-import { runSeed, type SeedResult } from './cluster/run.js';
+import { PROFILES, runSeed, type SeedResult } from './cluster/run.js';
 
 /** `make sim-mutants` sets SLUICE_SIM_MUTANTS=long and SLUICE_SIM_SEEDS; make test runs the short form. */
 const LONG = process.env.SLUICE_SIM_MUTANTS === 'long';
@@ -23,7 +23,7 @@ const SEEDS_MAX = Number(process.env.SLUICE_MUTANT_SEEDS || (LONG ? process.env.
 const FIRST_SEED = Number(process.env.SLUICE_MUTANT_FIRST || 1);
 const ONLY = process.env.SLUICE_MUTANT;
 /** Fault phase of a mutant seed: shorter than a regular seed, enough for a leader change or two. */
-const FAULT_MS = Number(process.env.SLUICE_MUTANT_FAULT_MS || 8_000);
+const FAULT_MS = Number(process.env.SLUICE_MUTANT_FAULT_MS || PROFILES.mutant.faultMs);
 
 /** Bugs of the checker itself, found by feeding it histories with the fault it must report. */
 const CHECKER_MUTANTS: ReadonlySet<MutantName> = new Set(['checker-moved-value-not-lost']);
@@ -63,6 +63,9 @@ const KNOWN_SEEDS: Partial<Record<MutantName, number>> = {
   'acks-all-on-leader-append': 1,
   'isr-shrink-ignores-min-isr': 1,
   'idempotent-duplicate-append': 1,
+  'follower-skips-epoch-truncation': 4,
+  'new-leader-hw-at-leo': 6,
+  'fenced-broker-keeps-leadership': 6,
 };
 
 async function seedsToDetect(name: MutantName): Promise<{ seeds: number | null; first: SeedResult | null; errors: number }> {
@@ -74,7 +77,7 @@ async function seedsToDetect(name: MutantName): Promise<{ seeds: number | null; 
   const seeds = known !== undefined ? [known, ...search.filter((x) => x !== known)] : search;
   try {
     for (const [i, seed] of seeds.entries()) {
-      const r = await runSeed({ seed, faultMs: FAULT_MS });
+      const r = await runSeed({ seed, ...PROFILES.mutant, faultMs: FAULT_MS, profile: 'mutant' });
       if (r.anomalies.length > 0) return { seeds: i + 1, first: r, errors };
       if (r.error !== null) errors++;
     }

@@ -27,6 +27,8 @@ import { SimWorkload, type SimWorkloadCounts, type SimWorkloadOptions, type Topi
 
 export interface SeedOptions {
   readonly seed: number;
+  /** Names the profile in the replay command a failure prints (PROFILES). */
+  readonly profile?: ProfileName;
   /** Simulated length of the fault phase (default 20 s). */
   readonly faultMs?: number;
   readonly workload?: SimWorkloadOptions;
@@ -36,8 +38,24 @@ export interface SeedOptions {
   readonly traceTail?: number;
 }
 
+/**
+ * The run shapes, by name: a seed replays bit for bit only with the options it
+ * ran with, so a failure's replay command names its profile
+ * (`SLUICE_SIM_PROFILE=<name> make sim SEED=<seed>`).
+ */
+export const PROFILES = {
+  /** make sim: the default world and workload, 20 s of faults. */
+  long: { faultMs: 20_000 },
+  /** make test's 200 seeds: one topic of two partitions, one producer, one group of two, 4 s of faults. */
+  small: { faultMs: 4_000, workload: { topics: 1, partitionsPerTopic: 2, producers: 1, groups: 1, membersPerGroup: 2 } },
+  /** test/sim/mutants.test.ts: the default world and workload, 8 s of faults. */
+  mutant: { faultMs: 8_000 },
+} as const satisfies Record<string, Omit<SeedOptions, 'seed' | 'profile'>>;
+export type ProfileName = keyof typeof PROFILES;
+
 export interface SeedResult {
   readonly seed: number;
+  readonly profile: ProfileName | undefined;
   readonly ok: boolean;
   /** Monitor anomalies first (on the fly), then the checker's. */
   readonly anomalies: readonly Anomaly[];
@@ -127,7 +145,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const events = cluster?.stats().events ?? 0;
   await cluster?.stop().catch(() => undefined);
   return {
-    seed: o.seed, ok: anomalies.length === 0 && error === null, anomalies, error, stats, monitor: monitors?.stats ?? null,
+    seed: o.seed, profile: o.profile, ok: anomalies.length === 0 && error === null, anomalies, error, stats, monitor: monitors?.stats ?? null,
     workload: workload?.counts ?? null, faults: runner?.counts ?? null, plan, digest, trace,
     summary: result ? summarize(result) : [], simMs, wallMs: Math.round(performance.now() - wallStart), events,
   };
@@ -146,7 +164,7 @@ export function formatLine(r: SeedResult): string {
 export function formatFailure(r: SeedResult): string {
   const lines = [
     formatLine(r),
-    `  replay: make sim SEED=${r.seed}   (same seed => same trace digest ${r.digest})`,
+    `  replay: ${r.profile && r.profile !== 'long' ? `SLUICE_SIM_PROFILE=${r.profile} ` : ''}make sim SEED=${r.seed}   (same seed => same trace digest ${r.digest})`,
     ...r.anomalies.slice(0, 20).map((a) => `  ${a.type}: ${a.detail}`),
     ...(r.error ? [`  error: ${r.error.split('\n').slice(0, 6).join('\n    ')}`] : []),
     ...r.summary.map((l) => `  ${l}`),
