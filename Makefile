@@ -4,7 +4,8 @@
 
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.install-stamp
-SEEDS ?= 2000
+# Seeds per simulation for `make sim` / `make sim-mutants`; empty: each simulation's own default (Raft 2000, cluster 200)
+SEEDS ?=
 SEED ?=
 
 .PHONY: install build test test-only lint run bench bench-peers bench-compare sim sim-mutants sim-rate chaos clean interop-tools

@@ -15,10 +15,9 @@ import { MetadataStateMachine } from '../../src/metadata/state-machine.js';
 import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { setMutant, type MutantName } from '../../src/util/mutants.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { SimFailure } from './cluster.js';
-import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerProfile, type ControllerRunReport } from './controller-sim.js';
+import { ControllerSim, calmControllerOptions, runControllerSeed, type ControllerRunReport } from './controller-sim.js';
 import {
   ActiveControllerSafety,
   ImageAgreement,
@@ -373,41 +372,7 @@ describe('controller sim: scenarios', function () {
   });
 });
 
-// ---------------------------------------------------------------- deliberate bugs
-
-describe('controller sim: the controller\'s deliberate bugs (src/util/mutants.ts) turn it red', function () {
-  this.timeout(120_000);
-  afterEach(() => setMutant(undefined));
-
-  /** The first seed (1..seedsMax) whose run fails, with the invariant it broke. */
-  function firstFailure(seedsMax: number, profile: Partial<ControllerProfile>): { seed: number; invariant: string } | undefined {
-    for (let seed = 1; seed <= seedsMax; seed++) {
-      try {
-        runControllerSeed(seed, { profile });
-      } catch (err) {
-        if (!(err instanceof SimFailure)) throw err;
-        return { seed, invariant: err.invariant };
-      }
-    }
-    return undefined;
-  }
-
-  // Seeds needed when written (docs/reliability.md): elect-outside-isr 1, fenced-broker-keeps-leadership 2,
-  // alter-partition-stale-epoch 29 with stale requests at 0.3 (it needs a request that is stale only in its
-  // partition epoch — from the current leader in the current leader epoch — to reach the controller).
-  const cases: ReadonlyArray<readonly [MutantName, number, Partial<ControllerProfile>]> = [
-    ['elect-outside-isr', 10, {}],
-    ['fenced-broker-keeps-leadership', 10, {}],
-    ['alter-partition-stale-epoch', 60, { staleAlterRate: 0.3 }],
-  ];
-  for (const [name, seedsMax, profile] of cases) {
-    it(`${name} is caught within ${seedsMax} seeds`, () => {
-      setMutant(name);
-      const failure = firstFailure(seedsMax, profile);
-      expect(failure, `no seed in 1..${seedsMax} failed`).to.not.equal(undefined);
-    });
-  }
-});
+// The controller's deliberate bugs (src/util/mutants.ts) run on this simulation from test/sim/mutants.test.ts.
 
 // ---------------------------------------------------------------- random seeds
 

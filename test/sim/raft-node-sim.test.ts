@@ -4,35 +4,12 @@
 // unsynced tails), partitions, one-way blocks and connection breaks; every
 // invariant after every event, progress once healed. A failure names its
 // seed; SLUICE_SIM_SEED=<n> runs just that one. The two Raft mutants
-// (src/util/mutants.ts) must turn it red.
+// (src/util/mutants.ts) are run on it by test/sim/mutants.test.ts.
 import { expect } from 'chai';
-import { setMutant, type MutantName } from '../../src/util/mutants.js';
-import { RaftNodeSimFailure, figure8, runRaftNodeSeed, type RaftNodeSimReport } from './raft-node-sim.js';
+import { figure8, runRaftNodeSeed, type RaftNodeSimReport } from './raft-node-sim.js';
 
 const one = process.env.SLUICE_SIM_SEED;
 const SEEDS = one !== undefined ? [Number(one)] : Array.from({ length: 12 }, (_, i) => i + 1);
-
-/** Runs seeds 1.. until one fails; returns that seed and the invariant (undefined: none within `max`). */
-async function firstFailing(run: (seed: number) => Promise<unknown>, max: number): Promise<{ seed: number; invariant: string } | undefined> {
-  for (let seed = 1; seed <= max; seed++) {
-    try {
-      await run(seed);
-    } catch (err) {
-      if (err instanceof RaftNodeSimFailure) return { seed, invariant: err.invariant };
-      throw err;
-    }
-  }
-  return undefined;
-}
-
-async function withMutant<T>(name: MutantName, fn: () => Promise<T>): Promise<T> {
-  setMutant(name);
-  try {
-    return await fn();
-  } finally {
-    setMutant(undefined);
-  }
-}
 
 describe('raft simulation of the real shell (RaftNode + RaftTransport on the simulated network and disk)', function () {
   this.timeout(300_000);
@@ -60,16 +37,5 @@ describe('raft simulation of the real shell (RaftNode + RaftTransport on the sim
 
   it('Figure 8 scripted on real nodes: an earlier term entry on a majority is not committed', async () => {
     for (const seed of [1, 2, 3]) await figure8(seed);
-  });
-
-  it('mutant raft-commit-earlier-term: Figure 8 breaks state machine safety', async () => {
-    const found = await withMutant('raft-commit-earlier-term', () => firstFailing(figure8, 3));
-    expect(found, 'a seed that fails').to.deep.equal({ seed: 1, invariant: 'state machine safety' });
-  });
-
-  it('mutant raft-answer-before-sync: a crash forgets a vote or entry already answered for', async () => {
-    // Seed 2 is the first to fail today (docs/reliability.md); the bound leaves room for schedule changes.
-    const found = await withMutant('raft-answer-before-sync', () => firstFailing((seed) => runRaftNodeSeed(seed), 20));
-    expect(found, 'a seed within 20 that fails').to.not.equal(undefined);
   });
 });
