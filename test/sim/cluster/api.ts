@@ -127,6 +127,9 @@ export interface SimCluster {
   // ---- clients ----
   /** A client host on the network (created on first use); partitions can name it. */
   client(name: string): ClientEnv;
+  /** A client host stops, as in a long GC pause: none of its timers or deliveries run until resumeClient (its connections stay up). */
+  pauseClient(name: string): void;
+  resumeClient(name: string): void;
 
   // ---- node faults ----
   /** Crash: the process dies now; the disk keeps only what was synced (torn tails optional). */

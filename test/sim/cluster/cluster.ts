@@ -193,6 +193,16 @@ class Cluster implements SimCluster {
     return env;
   }
 
+  pauseClient(name: string): void {
+    this.note(`fault pause client ${name}`);
+    this.kernel.pause(this.client(name).host);
+  }
+
+  resumeClient(name: string): void {
+    this.note(`fault resume client ${name}`);
+    this.kernel.resume(this.client(name).host);
+  }
+
   // ---- node faults ----
   crash(id: number, opts: CrashOptions = {}): void {
     this.note(`fault crash n${id}${opts.tornTail ? ' torn' : ''}`);

@@ -195,6 +195,34 @@ export interface FaultCounts {
   byKind: Record<string, number>;
 }
 
+/** A consumer host stopped as in a long GC pause, beside the node faults (a zombie member when it wakes). */
+export interface ClientPause {
+  readonly atMs: number;
+  readonly host: HostId;
+  readonly holdMs: number;
+}
+
+/**
+ * Client pauses for one run, drawn from their own generator so that the node
+ * fault plan of a seed is the same with or without them: on about half of the
+ * seeds, one consumer host stops early in the fault phase for longer than its
+ * group session timeout, so the group moves its partitions on and the member
+ * wakes up holding a batch of the old generation (what a coordinator must
+ * refuse to commit: KIP-848's and Kafka's fencing of zombie members).
+ */
+export function planClientPauses(rng: Rng, consumerHosts: readonly HostId[], durationMs: number, sessionTimeoutMs: number): ClientPause[] {
+  if (consumerHosts.length === 0 || !rng.chance(0.5)) return [];
+  return [{
+    atMs: rng.range(0, Math.max(1, Math.floor(durationMs / 2))),
+    host: pickOne(rng, consumerHosts),
+    holdMs: rng.range(Math.round(sessionTimeoutMs * 1.2), Math.round(sessionTimeoutMs * 2)),
+  }];
+}
+
+export function formatClientPauses(pauses: readonly ClientPause[]): string {
+  return pauses.map((p) => `    +${p.atMs} ms pause client ${p.host} for ${p.holdMs} ms`).join('\n');
+}
+
 export class FaultRunner {
   readonly counts: FaultCounts = { injected: 0, crashesSkipped: 0, ops: 0, opsOk: 0, byKind: {} };
   private readonly pending = new Set<Promise<void>>();
@@ -209,15 +237,25 @@ export class FaultRunner {
     private readonly onRestart: (id: number) => void = () => undefined,
   ) {}
 
-  /** Plays `plan` from now on, then heals and restarts every node; resolves when all of it is done. */
-  async play(plan: readonly PlannedStep[]): Promise<void> {
+  /** Plays `plan` (and the client pauses beside it) from now on, then heals and restarts every node; resolves when all of it is done. */
+  async play(plan: readonly PlannedStep[], clientPauses: readonly ClientPause[] = []): Promise<void> {
     const start = this.cluster.now();
+    for (const p of clientPauses) this.pending.add(this.pauseClient(p));
     for (const step of plan) {
       const wait = start + step.atMs - this.cluster.now();
       if (wait > 0) await this.cluster.runFor(wait);
       await this.step(step);
     }
     await this.healAll();
+  }
+
+  private async pauseClient(p: ClientPause): Promise<void> {
+    const c = this.cluster;
+    await new Promise<void>((resolve) => c.schedule(p.atMs, `pause ${p.host}`, resolve));
+    c.pauseClient(p.host);
+    this.fault('client-pause', `${p.host} for ${p.holdMs} ms`);
+    await new Promise<void>((resolve) => c.schedule(p.holdMs, `resume ${p.host}`, resolve));
+    c.resumeClient(p.host);
   }
 
   /** Heals the network, resumes and restarts every node, lets async work finish. */

@@ -15,15 +15,16 @@
 // and the trace's last lines.
 
 import { check, type CheckStats } from '../../chaos/checker.js';
+import { SeededRng } from '../../../src/util/rng.js';
 import type { Anomaly } from '../../chaos/history.js';
 import { summarize } from '../../chaos/history-file.js';
 import type { SimCluster } from './api.js';
 import { DEFAULT_BROKER_CONFIG, startCluster } from './cluster.js';
 import './sim-world.js';
 import { collectFinal, settle } from './final.js';
-import { FaultRunner, formatPlan, planFaults, type ClusterShape, type FaultCounts, type PlannedStep } from './faults.js';
+import { FaultRunner, formatClientPauses, formatPlan, planClientPauses, planFaults, type ClientPause, type ClusterShape, type FaultCounts, type PlannedStep } from './faults.js';
 import { Monitors, type MonitorStats } from './monitors.js';
-import { SimWorkload, type SimWorkloadCounts, type SimWorkloadOptions, type TopicPartition } from './workload.js';
+import { CONSUMER_SESSION_TIMEOUT, SimWorkload, type SimWorkloadCounts, type SimWorkloadOptions, type TopicPartition } from './workload.js';
 
 export interface SeedOptions {
   readonly seed: number;
@@ -66,6 +67,8 @@ export interface SeedResult {
   readonly workload: SimWorkloadCounts | null;
   readonly faults: FaultCounts | null;
   readonly plan: readonly PlannedStep[];
+  /** Consumer hosts paused beside the plan (faults.ts planClientPauses). */
+  readonly clientPauses: readonly ClientPause[];
   readonly digest: string;
   readonly trace: readonly string[];
   readonly summary: readonly string[];
@@ -75,6 +78,10 @@ export interface SeedResult {
 }
 
 const WARMUP_MS = 1_000;
+/** Mixed into the seed for the client-pause generator. */
+const CLIENT_PAUSE_SALT = 0x5ca1ab1e;
+/** The workload's consumer session timeout (workload.ts): a client pause outlasts it. */
+const CONSUMER_SESSION_TIMEOUT_MS = CONSUMER_SESSION_TIMEOUT;
 const RECOVERY_MS = 2_000;
 const SETTLE_MS = 60_000;
 const OFFSETS_TOPIC = '__consumer_offsets';
@@ -107,6 +114,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   let monitors: Monitors | undefined;
   let runner: FaultRunner | undefined;
   let plan: PlannedStep[] = [];
+  let clientPauses: ClientPause[] = [];
   let error: string | null = null;
   let result: ReturnType<typeof check> | null = null;
   try {
@@ -125,7 +133,10 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     await c.runFor(WARMUP_MS);
     plan = planFaults(rng.fork(), shapeOf(c, w), o.faultMs ?? 20_000);
     runner = new FaultRunner(c, shapeOf(c, w), w, w.record, () => offsetsPartitions(c), (id) => m.nodeRestarted(id));
-    await runner.play(plan);
+    // Their own generator (from the seed): a seed's node fault plan is the same with or without them.
+    const consumers = w.clientHosts().filter((h) => /-c\d+$/.test(h));
+    clientPauses = planClientPauses(new SeededRng((o.seed ^ CLIENT_PAUSE_SALT) >>> 0), consumers, o.faultMs ?? 20_000, CONSUMER_SESSION_TIMEOUT_MS);
+    await runner.play(plan, clientPauses);
     await c.runFor(RECOVERY_MS);
     await w.stop();
     const settled = await settle(c, () => w.partitions(), SETTLE_MS);
@@ -146,7 +157,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   await cluster?.stop().catch(() => undefined);
   return {
     seed: o.seed, profile: o.profile, ok: anomalies.length === 0 && error === null, anomalies, error, stats, monitor: monitors?.stats ?? null,
-    workload: workload?.counts ?? null, faults: runner?.counts ?? null, plan, digest, trace,
+    workload: workload?.counts ?? null, faults: runner?.counts ?? null, plan, clientPauses, digest, trace,
     summary: result ? summarize(result) : [], simMs, wallMs: Math.round(performance.now() - wallStart), events,
   };
 }
@@ -170,6 +181,7 @@ export function formatFailure(r: SeedResult): string {
     ...r.summary.map((l) => `  ${l}`),
     '  fault plan:',
     formatPlan(r.plan),
+    ...(r.clientPauses.length > 0 ? [formatClientPauses(r.clientPauses)] : []),
     `  last ${r.trace.length} trace lines:`,
     ...r.trace.map((l) => `    ${l}`),
   ];

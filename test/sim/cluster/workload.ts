@@ -27,6 +27,9 @@ import { AckTracer, TracingClient } from '../../chaos/ack-tracer.js';
 import type { CommitOp, HistoryEntry, Outcome, SendOp } from '../../chaos/history.js';
 import type { ClientEnv, SimCluster } from './api.js';
 
+/** The members' group session timeout (faults.ts pauses a consumer host for longer). */
+export const CONSUMER_SESSION_TIMEOUT = 6_000;
+
 export interface TopicPartition {
   readonly topic: string;
   readonly partition: number;
@@ -273,7 +276,7 @@ export class SimWorkload {
   private async memberSession(env: ClientEnv, group: string, member: string, committed: Map<string, number>, rng: Rng): Promise<void> {
     const client = new Client(clientOptions(env, member));
     const consumer = client.consumer({
-      groupId: group, autoCommit: false, autoOffsetReset: 'earliest', sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500,
+      groupId: group, autoCommit: false, autoOffsetReset: 'earliest', sessionTimeoutMs: CONSUMER_SESSION_TIMEOUT, heartbeatIntervalMs: 500,
       rebalanceTimeoutMs: 10_000, metadataMaxAgeMs: 2_000, maxWaitMs: 100, maxBytesPerPartition: 32 * 1024,
     });
     const state = { session: `${member}/j0`, generation: -1, joins: 0, lastCommitMs: new Map<string, number>() };
