@@ -392,12 +392,14 @@ export class FaultRunner {
     const cutOff = this.cut({ kind: 'full', groups: [[c.hostOf(leader)], this.shape.nodeIds.filter((id) => id !== leader).map((id) => c.hostOf(id))] },
       `controller ${leader} from the other nodes`);
     // The crash is an event of its own; the restart waits for the heal (restart runs the world, which an event may not).
-    c.schedule(s.params[0]!, 'election-crash', () => {
+    // Cancelled at the heal: a crash drawn later than the hold would land after it, and nothing would restart the node.
+    const cancelCrash = c.schedule(s.params[0]!, 'election-crash', () => {
       if (c.node(victim).state !== 'up') return;
       c.crash(victim);
       this.fault('crash', `node ${victim} (voter, during the election)`);
     });
     return async () => {
+      cancelCrash();
       await cutOff();
       await this.restart(victim);
     };
