@@ -196,8 +196,14 @@ describe('client: Producer', function () {
     await waitFor('the waiting batch to fail', () => waiting.settled);
     expectCode(waiting.error!, Errors.REQUEST_TIMED_OUT);
     expect(waiting.error!.message).to.match(/deliveryTimeoutMs 300/);
-    // The one in flight fails when its request times out (the link's own timer), its delivery time being over.
-    expectCode(await rejection(stuck), Errors.REQUEST_TIMED_OUT);
+    // The one in flight fails when its request times out (the link's timer, on the client's injected scheduler too),
+    // its delivery time being over.
+    const inFlight = track(stuck);
+    await settle();
+    expect(inFlight.settled, 'the request in flight waits for its own timeout').to.equal(false);
+    manual!.advance(60_000);
+    await waitFor('the request in flight to time out', () => inFlight.settled);
+    expectCode(inFlight.error!, Errors.REQUEST_TIMED_OUT);
   });
 
   it('makes send() wait while the buffer is full, and fails it after maxBlockMs', async () => {

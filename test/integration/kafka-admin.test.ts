@@ -301,6 +301,12 @@ describe('Kafka listener admin APIs (real 3-node cluster)', function () {
       resources: [{ resourceType: BROKER, resourceName: '', configs: [{ name: 'leader.replication.throttled.rate', configOperation: value === null ? 1 : 0, value }] }],
     });
     expect(((await throttle('1')).responses as Struct[])[0]).to.include({ errorCode: 0 });
+    // The leader must hold the throttle before the move starts, or (on a busy machine) the copy finishes first.
+    await waitFor('the leader to see the throttle', async () => {
+      const res = await ask(describeConfigs, 4, { resources: [{ resourceType: BROKER, resourceName: '', configurationKeys: ['leader.replication.throttled.rate'] }], includeSynonyms: false }, from[0]);
+      const configs = ((res.results as Struct[])[0]!.configs as Struct[] | null) ?? [];
+      return configs.some((c) => c.name === 'leader.replication.throttled.rate' && c.value === '1');
+    }, WAIT);
     const start = await ask(alterPartitionReassignments, 0, { topics: [{ name: 'moving', partitions: [{ partitionIndex: 0, replicas: [to] }, { partitionIndex: 5, replicas: [to] }] }] });
     expect(((start.responses as Struct[])[0]!.partitions as Struct[]).map((p) => p.errorCode)).to.deep.equal([0, Errors.UNKNOWN_TOPIC_OR_PARTITION.code]);
     const listed = await waitFor('the move is listed', async () => {
