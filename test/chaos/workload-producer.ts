@@ -15,7 +15,7 @@ import { Errors, isSluiceError, type Producer } from '../../src/index.js';
 import type { Rng } from '../../src/util/rng.js';
 import type { Outcome, SendOp } from './history.js';
 import { AckTracer, TracingClient } from './ack-tracer.js';
-import type { WorkloadDeps } from './workload.js';
+import type { TopicPartition, WorkloadDeps } from './workload.js';
 import { LoopWorker } from './worker.js';
 
 /** Keys the producers cycle through on the compacted topic (workload.ts), so each is overwritten many times. */
@@ -52,6 +52,43 @@ export function outcomeOf(err: unknown): Outcome {
 }
 
 /** stop() stops sending and waits until every send in flight resolved (bounded by the delivery timeout). */
+
+/**
+ * The producers' pacing, shared by the chaos workload and the cluster
+ * simulation: each tick adds `perTick` sends to a budget (at most two ticks'
+ * worth and one banked), spent round-robin over the partitions. A partition
+ * with `inFlightMax` sends pending is skipped, not waited for; a tick ends
+ * when the budget is spent or every partition is full. Each partition's
+ * sequence numbers count from 0; `done()` gives its slot back.
+ */
+export class SendPacer<T extends { readonly topic: string; readonly partition: number }> {
+  private budget = 0;
+  private next = 0;
+  private readonly seqs = new Map<string, number>();
+  private readonly pending = new Map<string, number>();
+  constructor(private readonly inFlightMax: number) {}
+
+  tick(partitions: readonly T[], perTick: number): Array<{ tp: T; seq: number; done: () => void }> {
+    const out: Array<{ tp: T; seq: number; done: () => void }> = [];
+    this.budget = Math.min(this.budget + perTick, 2 * perTick + 1);
+    for (let skipped = 0; this.budget >= 1 && skipped < partitions.length;) {
+      const tp = partitions[this.next++ % partitions.length]!;
+      const key = `${tp.topic}-${tp.partition}`;
+      if ((this.pending.get(key) ?? 0) >= this.inFlightMax) {
+        skipped++;
+        continue;
+      }
+      skipped = 0;
+      this.budget--;
+      const seq = this.seqs.get(key) ?? 0;
+      this.seqs.set(key, seq + 1);
+      this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
+      out.push({ tp, seq, done: () => this.pending.set(key, this.pending.get(key)! - 1) });
+    }
+    return out;
+  }
+}
+
 export class ProducerWorker extends LoopWorker {
   readonly counts: ProducerCounts = { sends: 0, ok: 0, failed: 0, unknown: 0 };
   private readonly tracer = new AckTracer();
@@ -77,31 +114,14 @@ export class ProducerWorker extends LoopWorker {
       deliveryTimeoutMs: this.rng.range(this.settings.deliveryTimeoutMsMin, this.settings.deliveryTimeoutMsMax),
       maxBlockMs: 10_000, retryBackoffMs: 100, retryBackoffMaxMs: 1_000, rng: this.rng.fork(),
     });
-    const seqs = new Map<string, number>();
-    const pending = new Map<string, number>();
+    const pacer = new SendPacer<TopicPartition>(this.settings.inFlightPerPartitionMax);
     const inFlight = new Set<Promise<void>>();
     const endMs = performance.now() + lifetimeMs;
-    let budget = 0;
-    let next = 0;
     while (!this.stopped && performance.now() < endMs) {
-      const partitions = this.deps.partitions();
       const perTick = (this.settings.ratePerSecond * TICK_MS) / 1000;
-      budget = Math.min(budget + perTick, 2 * perTick + 1);
-      // Full partitions are skipped, not waited for; the loop ends when the budget is spent or every partition is full.
-      for (let skipped = 0; budget >= 1 && skipped < partitions.length;) {
-        const tp = partitions[next++ % partitions.length]!;
-        const key = `${tp.topic}-${tp.partition}`;
-        if ((pending.get(key) ?? 0) >= this.settings.inFlightPerPartitionMax) {
-          skipped++;
-          continue;
-        }
-        skipped = 0;
-        budget--;
-        const seq = seqs.get(key) ?? 0;
-        seqs.set(key, seq + 1);
-        pending.set(key, (pending.get(key) ?? 0) + 1);
+      for (const { tp, seq, done } of pacer.tick(this.deps.partitions(), perTick)) {
         const p = this.send(producer, name, tp.topic, tp.partition, seq, tp.compacted === true ? `k${seq % COMPACTED_KEYS}` : undefined).finally(() => {
-          pending.set(key, pending.get(key)! - 1);
+          done();
           inFlight.delete(p);
         });
         inFlight.add(p);

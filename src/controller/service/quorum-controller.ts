@@ -13,16 +13,13 @@
 // brokers that follow the metadata log (observer-membership.ts), started and
 // stopped with the driver's activated/deactivated effects.
 
-import type { Clock, Scheduler } from '../../util/clock.js';
-import type { Rng } from '../../util/rng.js';
-import type { Logger } from '../../util/logger.js';
+import type { Scheduler } from '../../util/clock.js';
 import { Errors, SluiceError } from '../../util/errors.js';
 import type { MetadataImage } from '../../metadata/image.js';
-import type { MetadataRecord } from '../../metadata/records.js';
 import type { MetadataStateMachine } from '../../metadata/state-machine.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import type { ConfChange, Membership } from '../../raft/types.js';
-import { ControllerDriver, describeRefusal, type CommandOutcome, type ControllerEffect } from '../controller-driver.js';
+import { ControllerDriver, describeRefusal, type CommandOutcome, type ControllerDriverOptions, type ControllerEffect } from '../controller-driver.js';
 import { ObserverMembership } from './observer-membership.js';
 import { ControllerMembership, type ControllerChangeResult, type MembershipQuorum } from './controller-membership.js';
 
@@ -42,25 +39,11 @@ export interface MetadataQuorum {
   transferLeadership?(to: number): boolean;
 }
 
-export interface QuorumControllerOptions {
+/** The driver's settings (clusterId, clock, rng, logger, batching, fencing and rebalance intervals, bootstrap records), and the shell's own. */
+export interface QuorumControllerOptions extends Omit<ControllerDriverOptions, 'view'> {
   readonly quorum: MetadataQuorum;
   readonly metadata: MetadataStateMachine;
-  readonly clusterId: string;
-  readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly rng: Rng;
-  readonly logger: Logger;
-  readonly fenceCheckIntervalMs?: number;
-  /** Commands per Raft entry. */
-  readonly batchCommandsMax?: number;
-  /** Commands waiting to run; beyond this, submit() fails fast (retriable). */
-  readonly queuedCommandsMax?: number;
-  /** How often the active controller moves leadership back to preferred replicas (auto.leader.rebalance.enable). */
-  readonly leaderRebalanceIntervalMs?: number;
-  /** Pause before retrying activation after a failed one while still the Raft leader. */
-  readonly reactivateDelayMs?: number;
-  /** Records the first controller of a cluster writes with the cluster record. */
-  readonly bootstrapRecords?: readonly MetadataRecord[];
   /** Controller listener URL of each voter, for leader hints in NOT_CONTROLLER answers. */
   readonly endpoints?: ReadonlyMap<number, string>;
   /** Pause before retrying a refused observer change (see observer-membership.ts). */

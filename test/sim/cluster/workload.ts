@@ -24,6 +24,7 @@ import { Client, Errors, isSluiceError, type Consumer, type EachBatchPayload, ty
 import type { ClientOptions } from '../../../src/client/client.js';
 import type { Rng } from '../../../src/util/rng.js';
 import { AckTracer, TracingClient } from '../../chaos/ack-tracer.js';
+import { SendPacer } from '../../chaos/workload-producer.js';
 import type { CommitOp, HistoryEntry, Outcome, SendOp } from '../../chaos/history.js';
 import type { ClientEnv, SimCluster } from './api.js';
 
@@ -198,31 +199,15 @@ export class SimWorkload {
       deliveryTimeoutMs: rng.range(this.o.deliveryTimeoutMs.min, this.o.deliveryTimeoutMs.max),
       maxBlockMs: 5_000, retryBackoffMs: 50, retryBackoffMaxMs: 500,
     });
-    const seqs = new Map<string, number>();
-    const pending = new Map<string, number>();
+    const pacer = new SendPacer<TopicPartition>(this.o.inFlightPerPartitionMax);
     const inFlight = new Set<Promise<void>>();
     const endMs = env.clock.monotonicMs() + rng.range(this.o.lifetimeMs.min, this.o.lifetimeMs.max);
     const perTick = (this.o.ratePerSecond * TICK_MS) / 1000;
-    let budget = 0;
-    let next = 0;
     try {
       while (!this.stopped && env.clock.monotonicMs() < endMs) {
-        const partitions = this.partitions();
-        budget = Math.min(budget + perTick, 2 * perTick + 1);
-        for (let skipped = 0; budget >= 1 && skipped < partitions.length;) {
-          const tp = partitions[next++ % partitions.length]!;
-          const key = `${tp.topic}-${tp.partition}`;
-          if ((pending.get(key) ?? 0) >= this.o.inFlightPerPartitionMax) {
-            skipped++;
-            continue;
-          }
-          skipped = 0;
-          budget--;
-          const seq = seqs.get(key) ?? 0;
-          seqs.set(key, seq + 1);
-          pending.set(key, (pending.get(key) ?? 0) + 1);
+        for (const { tp, seq, done } of pacer.tick(this.partitions(), perTick)) {
           const p = this.send(producer, tracer, name, tp, seq).finally(() => {
-            pending.set(key, pending.get(key)! - 1);
+            done();
             inFlight.delete(p);
           });
           inFlight.add(p);
