@@ -21,9 +21,8 @@
 // seconds. Each queued partition is handled against the latest image, so a
 // partition changed twice while queued is handled once, in its latest state.
 
-import type { Clock, Scheduler } from '../util/clock.js';
+import type { ReplicaManagerOptions } from './replica-manager.js';
 import type { Logger } from '../util/logger.js';
-import type { LogManager } from '../storage/log-manager.js';
 import { logConfigFrom, type LogConfig } from '../storage/log-config.js';
 import type { MetadataImage, PartitionRegistration, TopicImage } from '../metadata/image.js';
 import type { MetadataChanges } from '../metadata/delta.js';
@@ -58,14 +57,9 @@ export interface RoleChangeEffects {
   forget(p: Partition): void;
 }
 
-export interface ImageApplierOptions {
-  readonly brokerId: number;
-  readonly logs: LogManager;
-  readonly brokerLogConfig: LogConfig;
-  readonly clock: Clock;
-  readonly scheduler: Scheduler;
-  readonly logger: Logger;
-  readonly replicaLagTimeMaxMs: number;
+/** The replica manager's own settings it needs, and the parts it shares with the others. */
+export interface ImageApplierOptions
+  extends Pick<ReplicaManagerOptions, 'brokerId' | 'logs' | 'brokerLogConfig' | 'clock' | 'scheduler' | 'logger' | 'replicaLagTimeMaxMs'> {
   readonly hosted: HostedPartitions;
   readonly fetchers: ReplicaFetcherManager;
   readonly producerStates: ProducerStateStore;
