@@ -162,6 +162,9 @@ export const LAYERS = [
     { name: 'replication', paths: ['src/replication/'] },
   ],
   [{ name: 'groups', paths: ['src/groups/'] }],
+  // The transaction coordinator: its placement is the group coordinator's,
+  // and AddOffsetsToTxn names a group's __consumer_offsets partition.
+  [{ name: 'transactions', paths: ['src/transactions/'] }],
   // The console's HTTP handler (served by the node) and its page (a browser
   // program on the public client; it reads the client's declarations in dist/).
   [{ name: 'console', paths: ['src/console/'] }],

@@ -75,6 +75,12 @@ export class ResponseView {
     return Object.fromEntries(Object.entries(this.o).filter(([k]) => !except.includes(k)));
   }
 
+  /** A list, or null when the field is absent or null (Kafka's nullable arrays). */
+  listOrNull(k: string): ResponseView[] | null {
+    const v = this.o[k];
+    return v === undefined || v === null ? null : this.list(k);
+  }
+
   list(k: string): ResponseView[] {
     const v = this.o[k];
     if (!Array.isArray(v)) throw this.bad(k, 'a list');

@@ -109,6 +109,8 @@ function fetchPartition(p: ResponseView): FetchPartitionResponse {
     partition: p.int('partition'), errorCode: p.int('errorCode'), errorMessage: p.strOrNull('errorMessage'),
     highWatermark: p.int('highWatermark'), logStartOffset: p.int('logStartOffset'),
     ...(logEndOffset === undefined ? {} : { logEndOffset }),
+    lastStableOffset: p.optInt('lastStableOffset') ?? p.int('highWatermark'),
+    abortedTransactions: p.listOrNull('abortedTransactions')?.map((a) => ({ producerId: a.int('producerId'), firstOffset: a.int('firstOffset') })) ?? null,
     records: p.bin('records'),
   };
 }

@@ -25,6 +25,11 @@ export enum ApiKey {
   DeleteRecords = 21,
   InitProducerId = 22,
   OffsetForLeaderEpoch = 23,
+  AddPartitionsToTxn = 24,
+  AddOffsetsToTxn = 25,
+  EndTxn = 26,
+  WriteTxnMarkers = 27,
+  TxnOffsetCommit = 28,
   DescribeAcls = 29,
   CreateAcls = 30,
   DeleteAcls = 31,
@@ -47,6 +52,8 @@ export enum ApiKey {
   DescribeCluster = 60,
   BrokerRegistration = 62,
   BrokerHeartbeat = 63,
+  DescribeTransactions = 65,
+  ListTransactions = 66,
 }
 
 export function apiName(key: number): string {

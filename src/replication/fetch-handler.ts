@@ -219,12 +219,13 @@ export class FetchHandler {
   }
 
   private readOne(topic: string, fp: FetchPartition, replicaId: number, remainingBytes: number): FetchPartitionResponse {
-    const out: FetchPartitionResponse = { partition: fp.partition, ...NONE, highWatermark: -1, logStartOffset: -1, records: EMPTY };
+    const out: FetchPartitionResponse = { partition: fp.partition, ...NONE, highWatermark: -1, logStartOffset: -1, lastStableOffset: -1, abortedTransactions: null, records: EMPTY };
     const p = this.hosted.get(partitionKey(topic, fp.partition));
     const problem = this.hosted.problemOf(p, topic, fp.partition, fp.currentLeaderEpoch);
     if (problem) return Object.assign(out, failure(problem.error, problem.message));
     const log = p!.log;
     out.highWatermark = log.highWatermark;
+    out.lastStableOffset = log.highWatermark;
     out.logStartOffset = log.logStartOffset;
     if (replicaId >= 0) out.logEndOffset = log.logEndOffset;
     if (remainingBytes <= 0) return out;

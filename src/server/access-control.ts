@@ -23,6 +23,7 @@ import type { Authorizer } from '../security/authorizer.js';
 import { principalString, type Principal } from '../security/principal.js';
 import type { ConnectionInfo } from '../net/server-connection.js';
 import type { ReplicaOps } from '../replication/replica-manager.js';
+import type { AbortedTransaction } from '../protocol/apis/fetch.js';
 import type { GroupOps } from '../groups/coordinator.js';
 import type { BrokerApiDeps, ControllerCall } from './broker-api.js';
 import type { ControllerCallHandler } from '../raft-node/client-service.js';
@@ -174,7 +175,7 @@ function guardedReplicas(r: ReplicaOps, a: RequestAccess): ReplicaOps {
         a.requireCluster(a.rule(1)!.replica!, 'follower fetch');
         return r.fetch(req, isClosed);
       }
-      const s = splitTopics(a, 1, req.topics, (p, e) => ({ partition: p.partition, ...e, highWatermark: -1, logStartOffset: -1, records: NO_BYTES }));
+      const s = splitTopics(a, 1, req.topics, (p, e) => ({ partition: p.partition, ...e, highWatermark: -1, logStartOffset: -1, lastStableOffset: -1, abortedTransactions: null as AbortedTransaction[] | null, records: NO_BYTES }));
       if (s.allowed.length === 0 && req.topics.length > 0) return { errorCode: 0, topics: s.merge([]) };
       return then(r.fetch({ ...req, topics: s.allowed }, isClosed), (res) => ({ ...res, topics: s.merge(res.topics) }));
     },

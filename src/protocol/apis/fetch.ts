@@ -2,11 +2,18 @@
 // watermark) and by follower replicas (replicaId = broker id: reads go to the
 // log end, and the fetch offset tells the leader the follower's LEO).
 //
-//   request  { replicaId, brokerEpoch?, maxWaitMs, minBytes, maxBytes, sessionId?, sessionEpoch?,
+//   request  { replicaId, brokerEpoch?, maxWaitMs, minBytes, maxBytes, isolationLevel? (0 read_uncommitted, the default;
+//              1 read_committed), sessionId?, sessionEpoch?,
 //              topics: [{ name, partitions: [{ partition, fetchOffset, currentLeaderEpoch, partitionMaxBytes }] }],
 //              forgotten?: [{ name, partitions: [int] }] }
 //   response { errorCode, sessionId?, topics: [{ name, partitions: [{ partition, errorCode, errorMessage, highWatermark,
-//              logStartOffset, logEndOffset?, records: bin }] }] }
+//              logStartOffset, logEndOffset?, lastStableOffset, abortedTransactions: [{ producerId, firstOffset }] | null,
+//              records: bin }] }] }
+// A read_committed fetch (consumers only) reads up to the last stable offset
+// (the first offset of the oldest open transaction, or the high watermark) and
+// lists the aborted transactions that overlap the answer's batches, so the
+// client can skip their records (docs/transactions.md); read_uncommitted
+// answers abortedTransactions null.
 // Whole batches as stored (the first may start below fetchOffset: the client
 // skips records before it). currentLeaderEpoch -1 skips the epoch check.
 //
@@ -32,8 +39,14 @@ export interface FetchPartition {
   readonly currentLeaderEpoch: number;
   readonly partitionMaxBytes: number;
 }
+export const READ_UNCOMMITTED = 0;
+export const READ_COMMITTED = 1;
+export type IsolationLevel = typeof READ_UNCOMMITTED | typeof READ_COMMITTED;
+
 export interface FetchRequest {
   readonly replicaId: number;
+  /** READ_COMMITTED: stop at the last stable offset and list aborted transactions (consumer fetches only). */
+  readonly isolationLevel?: IsolationLevel;
   readonly brokerEpoch: number;
   readonly maxWaitMs: number;
   readonly minBytes: number;
@@ -64,8 +77,14 @@ export interface FetchPartitionResponse {
   logStartOffset: number;
   /** Only in answers to replicas. */
   logEndOffset?: number;
+  /** The first offset of the oldest open transaction, or the high watermark when none is open (-1 on error). */
+  lastStableOffset: number;
+  /** read_committed: the aborted transactions overlapping the answer's records; null for read_uncommitted. */
+  abortedTransactions: AbortedTransaction[] | null;
   records: Uint8Array;
 }
+/** An aborted transaction of one producer: its records from firstOffset up to its abort marker are not to be read. */
+export interface AbortedTransaction { producerId: number; firstOffset: number }
 export interface FetchResponse {
   errorCode: number;
   /** The follower's fetch session (absent for sessionless fetches). */
@@ -95,10 +114,12 @@ export function parseFetchRequest(b: Body): FetchRequest {
     }),
   }));
   const replicaId = int(b, 'replicaId', -1);
+  const isolationLevel = int(b, 'isolationLevel', READ_UNCOMMITTED);
+  if (isolationLevel !== READ_UNCOMMITTED && isolationLevel !== READ_COMMITTED) throw badRequest('isolationLevel must be 0 (read_uncommitted) or 1 (read_committed)');
   const sessionId = int(b, 'sessionId', NO_FETCH_SESSION);
   const sessionEpoch = int(b, 'sessionEpoch', SESSIONLESS_EPOCH);
   if (sessionEpoch < SESSIONLESS_EPOCH || sessionId < 0) throw badRequest('sessionId must be >= 0 and sessionEpoch >= -1');
   if (sessionEpoch !== SESSIONLESS_EPOCH && replicaId < 0) throw badRequest('fetch sessions are for follower fetches (replicaId >= 0)');
   const forgotten = b.forgotten === undefined ? [] : list(b, 'forgotten').map((t) => ({ name: str(t, 'name'), partitions: ints(t.partitions, 'forgotten partitions') }));
-  return { replicaId, brokerEpoch: int(b, 'brokerEpoch', -1), maxWaitMs, minBytes, maxBytes, sessionId, sessionEpoch, topics, forgotten };
+  return { replicaId, isolationLevel, brokerEpoch: int(b, 'brokerEpoch', -1), maxWaitMs, minBytes, maxBytes, sessionId, sessionEpoch, topics, forgotten };
 }

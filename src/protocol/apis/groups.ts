@@ -4,7 +4,7 @@
 // assignments are opaque `bin` to the broker: only clients encode them
 // (src/groups/consumer-protocol.ts).
 //
-// FindCoordinator (10)  { key: groupId }
+// FindCoordinator (10)  { key: groupId | transactionalId, keyType?: 0 group (default) | 1 transaction }
 //                       → { errorCode, errorMessage, nodeId, url }
 // JoinGroup (11)        { groupId, sessionTimeoutMs, rebalanceTimeoutMs, memberId ('' on first join), groupInstanceId|null,
 //                         protocolType, protocols: [{ name, metadata: bin }] }
@@ -37,7 +37,7 @@ export const GROUP_ID_LENGTH_MAX = 249;
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
 
-export interface FindCoordinatorRequest { readonly key: string }
+export interface FindCoordinatorRequest { readonly key: string; /** 0 a group (COORDINATOR_KEY_GROUP), 1 a transactional id (transactions.ts). */ readonly keyType?: 0 | 1 }
 export interface JoinGroupRequest {
   readonly groupId: string;
   readonly sessionTimeoutMs: number;
@@ -78,7 +78,9 @@ function groupId(b: Body): string {
 }
 
 export function parseFindCoordinatorRequest(b: Body): FindCoordinatorRequest {
-  return { key: str(b, 'key') };
+  const keyType = int(b, 'keyType', 0);
+  if (keyType !== 0 && keyType !== 1) throw badRequest('keyType must be 0 (group) or 1 (transaction)');
+  return { key: str(b, 'key'), keyType };
 }
 
 export function parseJoinGroupRequest(b: Body): JoinGroupRequest {
@@ -137,12 +139,25 @@ export function parseGroupsRequest(b: Body): GroupsRequest {
   return { groups: strs(b.groups, 'groups') };
 }
 
-/** InitProducerId (22): { transactionalId: null, producerId: -1, producerEpoch: -1 } → { errorCode, errorMessage, producerId, producerEpoch } */
-export interface InitProducerIdRequest { readonly producerId: number; readonly producerEpoch: number }
+/**
+ * InitProducerId (22): { transactionalId: string|null, transactionTimeoutMs?, producerId: -1, producerEpoch: -1 }
+ * → { errorCode, errorMessage, producerId, producerEpoch }. A null transactionalId is an idempotent producer
+ * (any broker answers); a transactional id goes to its transaction coordinator (transactions.ts).
+ */
+export interface InitProducerIdRequest {
+  readonly transactionalId?: string | null;
+  /** The producer's transaction.timeout.ms (transactional producers; default 60 s). */
+  readonly transactionTimeoutMs?: number;
+  readonly producerId: number;
+  readonly producerEpoch: number;
+}
 
 export function parseInitProducerIdRequest(b: Body): InitProducerIdRequest {
-  if (b.transactionalId !== undefined && b.transactionalId !== null) throw badRequest('transactions are not supported: transactionalId must be null');
-  return { producerId: int(b, 'producerId', -1), producerEpoch: int(b, 'producerEpoch', -1) };
+  const transactionalId = optStr(b, 'transactionalId');
+  if (transactionalId !== null && (transactionalId.length === 0 || transactionalId.length > GROUP_ID_LENGTH_MAX)) {
+    throw badRequest(`transactionalId must have 1-${GROUP_ID_LENGTH_MAX} characters`);
+  }
+  return { transactionalId, transactionTimeoutMs: int(b, 'transactionTimeoutMs', 60_000), producerId: int(b, 'producerId', -1), producerEpoch: int(b, 'producerEpoch', -1) };
 }
 
 // ---- responses (the shapes src/groups/coordinator.ts answers with) ---------

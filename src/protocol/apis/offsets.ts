@@ -1,6 +1,6 @@
 // ListOffsets (api key 2) and OffsetForLeaderEpoch (api key 23).
 //
-// ListOffsets  request  { replicaId?, topics: [{ name, partitions: [{ partition, currentLeaderEpoch?, timestamp }] }] }
+// ListOffsets  request  { replicaId?, isolationLevel? (1 read_committed: latest is the last stable offset), topics: [{ name, partitions: [{ partition, currentLeaderEpoch?, timestamp }] }] }
 //              timestamp: -1 latest (the high watermark for consumers), -2 earliest (log start), -3 the record
 //              with the largest timestamp (below the high watermark for consumers), else the first
 //              offset whose batch has a timestamp >= it (-1 offset when none).
@@ -11,7 +11,7 @@
 //              leaderEpoch/endOffset: the largest epoch <= the one asked for and the offset where it ends in the
 //              leader's log (-1/-1 when the leader knows no such epoch).
 
-import { int, list, str, type Body } from '../body.js';
+import { badRequest, int, list, str, type Body } from '../body.js';
 
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;
@@ -21,6 +21,8 @@ export const MAX_TIMESTAMP = -3;
 export interface ListOffsetsPartition { readonly partition: number; readonly currentLeaderEpoch: number; readonly timestamp: number }
 export interface ListOffsetsRequest {
   readonly replicaId: number;
+  /** 1 (read_committed): latest is the last stable offset, and -3 looks below it; 0 the default. */
+  readonly isolationLevel?: 0 | 1;
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly ListOffsetsPartition[] }>;
 }
 export interface ListOffsetsPartitionResponse {
@@ -37,8 +39,11 @@ export interface EpochEndOffsetResponse {
 }
 
 export function parseListOffsetsRequest(b: Body): ListOffsetsRequest {
+  const isolationLevel = int(b, 'isolationLevel', 0);
+  if (isolationLevel !== 0 && isolationLevel !== 1) throw badRequest('isolationLevel must be 0 (read_uncommitted) or 1 (read_committed)');
   return {
     replicaId: int(b, 'replicaId', -1),
+    isolationLevel,
     topics: list(b, 'topics').map((t) => ({
       name: str(t, 'name'),
       partitions: list(t, 'partitions').map((p) => ({

@@ -1,18 +1,24 @@
 // Produce (api key 0): per-partition record batches, raw RecordBatch v2 bytes
 // as msgpack `bin` — passed to the log as they arrived, never re-encoded.
 //
-//   request  { acks: -1|0|1, timeoutMs, topics: [{ name, partitions: [{ partition, records: bin }] }] }
+//   request  { transactionalId?: string|null, acks: -1|0|1, timeoutMs, topics: [{ name, partitions: [{ partition, records: bin }] }] }
 //   response { topics: [{ name, partitions: [{ partition, errorCode, errorMessage, baseOffset, logStartOffset }] }] }
 // acks=0 gets no response at all (as in Kafka): the client does not wait.
+// A transactional producer names its transactionalId; its batches carry the
+// transactional flag, and the leader verifies with the transaction
+// coordinator that the partition is in the producer's open transaction before
+// it appends the first of them (KIP-890 part 1; docs/transactions.md).
 
 import { Errors, SluiceError } from '../../util/errors.js';
-import { badRequest, bytes, int, list, str, type Body } from '../body.js';
+import { badRequest, bytes, int, list, optStr, str, type Body } from '../body.js';
 
 export const ACKS_ALL = -1;
 
 export interface ProducePartitionData { readonly partition: number; readonly records: Buffer }
 export interface ProduceTopicData { readonly name: string; readonly partitions: readonly ProducePartitionData[] }
 export interface ProduceRequest {
+  /** The transactional producer's id; null for idempotent and plain producers. */
+  readonly transactionalId?: string | null;
   readonly acks: -1 | 0 | 1;
   readonly timeoutMs: number;
   readonly topics: readonly ProduceTopicData[];
@@ -37,5 +43,5 @@ export function parseProduceRequest(b: Body): ProduceRequest {
     name: str(t, 'name'),
     partitions: list(t, 'partitions').map((p) => ({ partition: int(p, 'partition'), records: bytes(p, 'records') })),
   }));
-  return { acks, timeoutMs, topics };
+  return { transactionalId: optStr(b, 'transactionalId'), acks, timeoutMs, topics };
 }
