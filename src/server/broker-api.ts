@@ -35,6 +35,9 @@ import { BROKER_ENDPOINT } from '../replication/replica-fetcher.js';
 import { parseInitProducerIdRequest } from '../protocol/apis/groups.js';
 import { initProducerId, type ProducerIdSource } from './producer-ids.js';
 import type { GroupOps } from '../groups/coordinator.js';
+import type {
+  TransactionOps, TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+} from '../protocol/apis/transactions.js';
 import { GROUP_APIS, serveGroupApi } from '../groups/group-api.js';
 import type { Authorizer } from '../security/authorizer.js';
 import { guardedDeps, requestAccess, type RequestAccess } from './access-control.js';
@@ -53,6 +56,12 @@ export interface BrokerApiDeps {
   readonly producerIds?: ProducerIdSource;
   /** The group coordinator; without it, group APIs answer COORDINATOR_NOT_AVAILABLE. */
   readonly groups?: GroupOps;
+  /** The transaction coordinator (src/transactions/); without it, transactional APIs answer COORDINATOR_NOT_AVAILABLE. */
+  readonly transactions?: TransactionOps;
+  /** TxnOffsetCommit: the group coordinator's transactional offset commits. */
+  readonly txnOffsets?: { txnOffsetCommit(req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse> };
+  /** WriteTxnMarkers (coordinator → partition leader): the replica manager appends the markers. */
+  readonly txnMarkers?: { writeTxnMarkers(req: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> };
   /** DescribeLogDirs: this broker's replicas on disk and the cleaner's progress (log-dirs.ts). */
   readonly logDirs?: (req: DescribeLogDirsRequest) => DescribeLogDirsResponse;
   /** The authorizer over the current image's ACLs; absent or null: no authorizer configured, every request allowed. */
