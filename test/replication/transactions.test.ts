@@ -204,7 +204,7 @@ describe('replication: transactional partitions on brokers (in-process)', functi
   });
 
   it('wakes a waiting read_committed fetch when a marker moves the LSO', async () => {
-    const c = await threeNodes();
+    await threeNodes();
     expect((await produce(1, txnBatch(PID, 0, 0, 'a'))).errorCode).to.equal(0);
     let answered = false;
     const waiting = fetch(1, 0, READ_COMMITTED, 20_000).finally(() => {
