@@ -117,6 +117,8 @@ export interface ClusterOptions {
   readonly scheduler?: Scheduler;
   /** The transaction coordinator each broker's replica manager asks (KIP-890); none: transactional writes are not verified. */
   readonly txnVerifier?: (brokerId: number) => TxnVerifier;
+  /** How long WriteTxnMarkers waits for the ISR (default 10 s). */
+  readonly txnMarkerTimeoutMs?: number;
 }
 
 export type ControllerMode = 'commit' | 'hold';
@@ -173,7 +175,7 @@ export class TestCluster {
       brokerEpoch: () => node.brokerEpoch,
       fetcher: { maxWaitMs: 100, backoffMs: 50, requestTimeoutMs: 5000 },
       ...(this.opts.txnVerifier ? { txnVerifier: this.opts.txnVerifier(id) } : {}),
-      txnMarkerTimeoutMs: 10_000,
+      txnMarkerTimeoutMs: this.opts.txnMarkerTimeoutMs ?? 10_000,
     });
     node.server = new WsServer(
       createBrokerApi({

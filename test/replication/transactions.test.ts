@@ -86,8 +86,11 @@ describe('replication: transactional partitions on brokers (in-process)', functi
     cluster = undefined;
   });
 
-  async function threeNodes(opts: { verify?: boolean } = {}): Promise<TestCluster> {
-    cluster = await TestCluster.start([1, 2, 3], opts.verify ? { txnVerifier: () => coordinator } : {});
+  async function threeNodes(opts: { verify?: boolean; markerTimeoutMs?: number } = {}): Promise<TestCluster> {
+    cluster = await TestCluster.start([1, 2, 3], {
+      ...(opts.verify ? { txnVerifier: () => coordinator } : {}),
+      ...(opts.markerTimeoutMs !== undefined ? { txnMarkerTimeoutMs: opts.markerTimeoutMs } : {}),
+    });
     cluster.createTopic(T, TID, [{ replicas: [1, 2, 3] }]);
     return cluster;
   }
@@ -235,6 +238,29 @@ describe('replication: transactional partitions on brokers (in-process)', functi
     expect(markerErrors(await markers(2, PID + 1, 1, true))).to.deep.equal([0]);
     expect(await readCommitted(2)).to.deep.equal(['y1', 'z']);
     expect((await produce(2, txnBatch(PID, 0, 1, 'late'))).errorCode, 'the fence moved with the log').to.equal(Errors.INVALID_PRODUCER_EPOCH.code);
+  });
+
+  it('takes a truncated divergent marker out of the state and the index', async () => {
+    const c = await threeNodes({ markerTimeoutMs: 300 });
+    expect((await produce(1, txnBatch(PID, 0, 0, 'a'))).errorCode).to.equal(0);
+    await waitFor('followers hold the batch', () => [2, 3].every((id) => log(id).logEndOffset === 1));
+    c.controllerMode = 'hold';
+    await c.node(1).server.close(); // broker 1 still leads, but its followers cannot reach it
+    expect(markerErrors(await markers(1, PID, 1, false)), 'appended, never replicated').to.deep.equal([Errors.REQUEST_TIMED_OUT.code]);
+    expect(log(1).abortedTransactions(0, 10)).to.have.length(1);
+    expect(cluster!.node(1).rm.producerState(T, 0)!.entry(PID)!.epoch).to.equal(1);
+
+    c.controllerMode = 'commit';
+    c.changePartition(TID, 0, { leader: 2, isr: [2, 3] });
+    await waitFor('broker 2 leads', () => c.node(2).rm.partition(T, 0)!.isLeader);
+    expect(c.node(2).rm.lastStableOffset(T, 0), 'the transaction is open on the new leader').to.equal(0);
+    expect(markerErrors(await markers(2, PID, 1, true, 1))).to.deep.equal([0]);
+    await waitFor('broker 1 truncated its abort and took the commit', () => log(1).logEndOffset === 2 && log(1).highWatermark === 2 && c.node(1).rm.producerState(T, 0)?.endOffset === 2);
+    expect(log(1).abortedTransactions(0, 10), 'the cut abort left the index').to.deep.equal([]);
+    const state = (id: number) => c.node(id).rm.producerState(T, 0)!.entry(PID);
+    expect(state(1)).to.deep.include({ epoch: 1, currentTxnFirstOffset: -1, coordinatorEpoch: 1, lastMarkerOffset: 1 });
+    expect(state(1)).to.deep.equal(state(2));
+    expect(await readCommitted(2)).to.deep.equal(['a']);
   });
 
   for (const withSnapshot of [true, false]) {
