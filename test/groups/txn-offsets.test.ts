@@ -221,6 +221,7 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     expect(plain.topics[0]!.partitions[0]!.errorCode).to.equal(0);
     await endTxn(1, 7, true);
     await endTxn(1, 8, false);
+    expect(await commitTxn(1, { ...txnCommit(9, 0, [[0, 90]]), groupId: 'only-open' })).to.deep.equal([0]);
     expect(await commitTxn(1, txnCommit(9, 0, [[0, 90]]))).to.deep.equal([0]);
     await waitFor('both markers applied', () => fetched(1, false)[0]![0] === 70);
   }
@@ -228,6 +229,7 @@ describe('transactional offset commits (in-process, real replica managers)', fun
   function expectThreeTransactions(id: number): void {
     expect(fetched(id, false), 'committed 7 (partition 0), the later plain commit (partition 1)').to.deep.equal([[70, 0], [3, 0]]);
     expect(fetched(id, true), 'partition 0 has 9\'s open transaction').to.deep.equal([[-1, UNSTABLE], [3, 0]]);
+    expect(coordinator(id).listGroups().groups.map((g) => [g.groupId, g.groupState]), 'a group only the open transaction wrote to').to.deep.equal([[GROUP, 'Empty'], ['only-open', 'Empty']]);
   }
 
   it('reloads committed, aborted and open transactions after the leader restarts, and the open one then ends', async () => {
@@ -242,6 +244,7 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     await endTxn(1, 9, true);
     await waitFor('the open transaction to commit after the reload', () => fetched(1, true)[0]![0] === 90);
     expect(fetched(1, true)).to.deep.equal([[90, 0], [3, 0]]);
+    expect(coordinator(1).offsetFetch({ groupId: 'only-open', topics: null, requireStable: true }).topics[0]!.partitions[0]!.committedOffset).to.equal(90);
   });
 
   it('a new leader loads the open transaction pending and ends it by the marker it writes', async () => {
@@ -253,5 +256,6 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     await endTxn(2, 9, false);
     await waitFor('the open transaction to abort on the new leader', () => fetched(2, true)[0]![1] === 0);
     expect(fetched(2, true)).to.deep.equal([[70, 0], [3, 0]]);
+    expect(coordinator(2).listGroups().groups.map((g) => g.groupId), 'the aborted transaction leaves nothing of the group it alone wrote to').to.deep.equal([GROUP]);
   });
 });
