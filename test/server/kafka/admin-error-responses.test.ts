@@ -31,7 +31,7 @@ describe('Kafka admin handlers: whole-request error answers', () => {
       expect([handler.minVersion, handler.maxVersion]).to.deep.equal([s.versions[0], s.versions.at(-1)]);
       for (const v of s.versions) {
         const req = decodeBody(s.spec, v, 'request', loadGolden(s.dir, v, 'request'));
-        const body = handler.errorResponse(req, code, 'REQUEST_TIMED_OUT: no controller answered');
+        const body = handler.errorResponse(req, code, 'REQUEST_TIMED_OUT: no controller answered', v);
         const decoded = decodeBody(s.spec, v, 'response', encodeBody(s.spec, v, 'response', body));
         const codes = errorCodes(s.spec.response.fields, v, decoded);
         expect(codes.length, `v${v}: some item carries the error`).to.be.greaterThan(0);
