@@ -29,13 +29,13 @@ export interface MarkerChannel {
 
 /** The replica manager's marker write (lane t-log's ReplicaManager.writeTxnMarkers). */
 export interface LocalMarkerWriter {
-  writeTxnMarkers(req: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse>;
+  writeTxnMarkers(req: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> | WriteTxnMarkersResponse;
 }
 
 /** Local writes for this broker's partitions, WriteTxnMarkers (27) over the links for the others'. */
 export function markerChannel(brokerId: number, local: LocalMarkerWriter, links: InterBrokerCalls): MarkerChannel {
   return {
-    send: (leaderId, req) => (leaderId === brokerId ? local.writeTxnMarkers(req) : links.request<WriteTxnMarkersResponse>(leaderId, ApiKey.WriteTxnMarkers, req)),
+    send: async (leaderId, req) => (leaderId === brokerId ? local.writeTxnMarkers(req) : links.request<WriteTxnMarkersResponse>(leaderId, ApiKey.WriteTxnMarkers, req)),
   };
 }
 
