@@ -269,7 +269,7 @@ describe('transaction coordinator (in-process, real replica managers)', function
     await active(1);
     const p = await init(1);
     const res = await coordinator(1).addPartitionsToTxn({ transactionalId: TXN, ...p, topics: [{ name: 'orders', partitions: [0, 9] }, { name: 'nope', partitions: [0] }], verifyOnly: false });
-    expect(res.results.map((t) => t.partitions.map((r) => r.errorCode))).to.deep.equal([[Errors.INVALID_TXN_STATE.code, Errors.UNKNOWN_TOPIC_OR_PARTITION.code], [Errors.UNKNOWN_TOPIC_OR_PARTITION.code]]);
+    expect(res.results.map((t) => t.partitions.map((r) => r.errorCode))).to.deep.equal([[Errors.OPERATION_NOT_ATTEMPTED.code, Errors.UNKNOWN_TOPIC_OR_PARTITION.code], [Errors.UNKNOWN_TOPIC_OR_PARTITION.code]]);
     expect(coordinator(1).transaction(TXN)?.state).to.equal('Empty');
     const a = coordinator(1).addPartitionsToTxn({ transactionalId: TXN, ...p, topics: [{ name: 'orders', partitions: [0] }], verifyOnly: false });
     const b = await coordinator(1).endTxn({ transactionalId: TXN, ...p, committed: true, bumpEpoch: true });
