@@ -8,12 +8,13 @@
 // verification and KIP-447 group checks refusing before anything is written;
 // a late write of an ended transaction fenced by the epoch its marker raised;
 // and a reload — after a restart of the leader and after failover — that
-// finds committed, aborted and still open transactions as they were.
+// finds committed, aborted and still open transactions as they were; and how
+// the WebSocket API reads OffsetFetch's requireStable.
 
 import { expect } from 'chai';
 import { TestCluster, waitFor, within } from '../replication/replica-harness.js';
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
-import { CONSUMER_OFFSETS_TOPIC, type JoinGroupResponse, type OffsetFetchPartitionResponse } from '../../src/protocol/apis/groups.js';
+import { CONSUMER_OFFSETS_TOPIC, parseOffsetFetchRequest, type JoinGroupResponse, type OffsetFetchPartitionResponse } from '../../src/protocol/apis/groups.js';
 import type { TxnOffsetCommitRequest } from '../../src/protocol/apis/transactions.js';
 import type { TxnRefusal, TxnVerifier, TxnVerifyRequest } from '../../src/replication/txn-seams.js';
 import { ManualScheduler } from '../../src/util/clock.js';
@@ -291,5 +292,14 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     await waitFor('the open transaction to abort on the new leader', () => fetched(2, true)[0]![1] === 0);
     expect(fetched(2, true)).to.deep.equal([[70, 0], [3, 0]]);
     expect(coordinator(2).listGroups().groups.map((g) => g.groupId), 'the aborted transaction leaves nothing of the group it alone wrote to').to.deep.equal([GROUP]);
+  });
+});
+
+describe('OffsetFetch requireStable on the WebSocket API', () => {
+  it('is false unless the body says true, and must be a boolean', () => {
+    expect(parseOffsetFetchRequest({ groupId: 'g', topics: null }).requireStable).to.equal(false);
+    expect(parseOffsetFetchRequest({ groupId: 'g', topics: null, requireStable: null }).requireStable).to.equal(false);
+    expect(parseOffsetFetchRequest({ groupId: 'g', topics: null, requireStable: true }).requireStable).to.equal(true);
+    expect(() => parseOffsetFetchRequest({ groupId: 'g', topics: null, requireStable: 1 })).to.throw(/requireStable must be a boolean/);
   });
 });
