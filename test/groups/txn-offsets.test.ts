@@ -7,6 +7,7 @@
 // the COMMIT marker and dropped by ABORT; OffsetFetch requireStable; the
 // verification and KIP-447 group checks refusing before anything is written;
 // a late write of an ended transaction fenced by the epoch its marker raised;
+// a marker landing during the verification making the client confirm again;
 // and a reload — after a restart of the leader and after failover — that
 // finds committed, aborted and still open transactions as they were; and how
 // the WebSocket API reads OffsetFetch's requireStable.
