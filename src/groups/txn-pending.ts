@@ -14,10 +14,12 @@
 // - A marker of producer P at offset M ends every pending offset of P
 //   written before M. A record of P written after M belongs to P's next
 //   transaction and stays pending.
-// - An append still in flight (written, not yet acknowledged) counts as
-//   unstable for OffsetFetch requireStable. A marker that lands while it is
-//   in flight is remembered until it is answered, so a record the marker
-//   covers (its offset below the marker's) is ended by it, not left pending.
+// - A TxnOffsetCommit in flight (being verified, written, not yet
+//   acknowledged) counts as unstable for OffsetFetch requireStable. A marker
+//   that lands meanwhile is remembered until it is answered: one that lands
+//   during the verification makes the commit retry (the transaction that was
+//   confirmed may be the one the marker ended); a record the marker covers
+//   (its offset below the marker's) is ended by it, not left pending.
 // Bounded: pending offsets are one per key per producer; the remembered
 // markers only while that producer has an append in flight.
 
@@ -41,10 +43,12 @@ export interface MarkerOutcome {
   readonly groups: ReadonlySet<string>;
 }
 
-/** One TxnOffsetCommit append between its write and its answer. */
+/** One TxnOffsetCommit from its verification to the answer of its append. */
 export interface InFlightAppend {
   readonly producerId: number;
   readonly keys: readonly TxnOffsetKey[];
+  /** How many of the producer's markers were remembered when it started. */
+  readonly markersAtStart: number;
 }
 
 interface ProducerFlights {
@@ -101,22 +105,27 @@ export class PendingTxnOffsets {
     return { committed: out, groups };
   }
 
-  /** Marks `keys` unstable until finish() says how the append went. */
+  /** Marks `keys` unstable until finish() says how the commit went. */
   start(producerId: number, keys: readonly TxnOffsetKey[]): InFlightAppend {
     let flights = this.flights.get(producerId);
     if (!flights) this.flights.set(producerId, (flights = { count: 0, markers: [] }));
     flights.count++;
     for (const k of keys) this.inFlightKeys.set(flightKey(k), (this.inFlightKeys.get(flightKey(k)) ?? 0) + 1);
-    return { producerId, keys };
+    return { producerId, keys, markersAtStart: flights.markers.length };
+  }
+
+  /** Whether a marker of the producer landed since `append` started. */
+  markerSinceStart(append: InFlightAppend): boolean {
+    return (this.flights.get(append.producerId)?.markers.length ?? 0) > append.markersAtStart;
   }
 
   /**
-   * The append's answer: `baseOffset` where its records landed (record i at
-   * baseOffset + i, values in the order of its keys), or null when it failed.
-   * A marker that landed after the records while the append was in flight
-   * ends them now; otherwise they stay pending.
+   * The append's answer: `baseOffset` where its records landed and what they
+   * hold (each value's logOffset its record's), or null when nothing was
+   * appended or the append failed. A marker that landed after the records
+   * while the append was in flight ends them now; otherwise they stay pending.
    */
-  finish(append: InFlightAppend, landed: { readonly baseOffset: number; readonly values: readonly StoredOffset[] } | null): MarkerOutcome {
+  finish(append: InFlightAppend, landed: { readonly baseOffset: number; readonly values: readonly EndedTxnOffset[] } | null): MarkerOutcome {
     const flights = this.flights.get(append.producerId);
     for (const k of append.keys) {
       const key = flightKey(k);
@@ -128,12 +137,12 @@ export class PendingTxnOffsets {
     if (flights && --flights.count === 0) this.flights.delete(append.producerId);
     const none: MarkerOutcome = { committed: [], groups: new Set() };
     if (!landed) return none;
-    const values = append.keys.map((k, i) => ({ ...k, value: landed.values[i]! }));
+    const values = landed.values;
     if (!ended) {
       for (const v of values) this.add(append.producerId, v, v.value);
       return none;
     }
-    return { committed: ended.committed ? values : [], groups: new Set(values.map((v) => v.groupId)) };
+    return { committed: ended.committed ? [...values] : [], groups: new Set(values.map((v) => v.groupId)) };
   }
 
   /** Whether a transaction of any producer holds an offset of the partition not yet ended (requireStable). */
