@@ -28,6 +28,7 @@ import { READ_COMMITTED } from '../../src/protocol/apis/fetch.js';
 import { Errors, isSluiceError, SluiceError } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from '../integration/harness.js';
 import { DataClient } from '../integration/data-client.js';
+import { runSluice } from '../integration/cli-kit.js';
 
 const TOPIC = 'accounts';
 const PARTITIONS = 3;
@@ -197,6 +198,71 @@ describe('client: transactions on a real 3-node cluster', function () {
     await tx3.sendOffsets({ consumerGroupId: group, topics: [{ topic: 'input', partitions: [{ partition: 0, offset: 11 }] }] });
     await tx3.commit();
     await waitFor('offset 11 committed', async () => (await committedOffset()) === 11, { timeoutMs: 30_000 });
+  });
+
+  it('an abortable error (a record the topic refuses) makes commit throw; abort() then clears the way for the next transaction', async () => {
+    await data.createTopic('small', { partitions: 1, replicationFactor: 3, configs: { 'max.message.bytes': '200' } });
+    const p = producer('tx-abortable');
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [{ value: 'ok-before-failure', partition: 2 }] });
+    const big = await tx.send({ topic: 'small', messages: [{ value: 'x'.repeat(1000) }] }).catch((e: unknown) => e);
+    expect(isSluiceError(big), String(big)).to.equal(true);
+    expect(p.transactionStatus!.state).to.equal('abortable-error');
+    const commit = await tx.commit().catch((e: unknown) => e);
+    expect((commit as SluiceError).errorName).to.equal((big as SluiceError).errorName);
+    const more = await tx.send({ topic: TOPIC, messages: [{ value: 'refused' }] }).catch((e: unknown) => e);
+    expect((more as SluiceError).errorName).to.equal((big as SluiceError).errorName);
+    expect(tx.isActive()).to.equal(true);
+    await tx.abort();
+    expect(p.transactionStatus!.state).to.equal('ready');
+    const tx2 = await p.transaction();
+    await tx2.send({ topic: TOPIC, messages: [{ value: 'after-abortable', partition: 2 }] });
+    await tx2.commit();
+    const seen = await read('read_committed', (vs) => vs.includes('after-abortable'));
+    expect(seen).to.not.include('ok-before-failure');
+  });
+
+  it('a transaction left open past transactionTimeoutMs is aborted by the coordinator, which fences its producer', async () => {
+    const conn = await data.connection(cluster.nodes[0]!.brokerUrl);
+    await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '100' } }] });
+    const p = producer('tx-timeout', { transactionTimeoutMs: 1000 });
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [{ value: 'timed-out-0', partition: 0 }] });
+    await waitFor('the coordinator to abort the hung transaction', async () => {
+      const [d] = await client.admin().describeTransactions(['tx-timeout']);
+      return d !== undefined && (d.transactionState === 'CompleteAbort' || d.transactionState === 'PrepareAbort');
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const err = await tx.commit().catch((e: unknown) => e);
+    expect(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']).to.include((err as SluiceError).errorName);
+    expect(p.transactionStatus!.state).to.equal('fatal-error');
+    const next = producer('tx-timeout');
+    const tx2 = await next.transaction();
+    await tx2.send({ topic: TOPIC, messages: [{ value: 'after-timeout-0', partition: 0 }] });
+    await tx2.commit();
+    expect(await read('read_committed', (vs) => vs.includes('after-timeout-0'))).to.not.include('timed-out-0');
+  });
+
+  it('sluice produce --transactional-id, consume --isolation-level, transactions list|describe', async () => {
+    const bootstrap = cluster.brokerUrls.join(',');
+    await data.createTopic('cli-tx', { partitions: 1, replicationFactor: 3 });
+    const lines = Array.from({ length: 7 }, (_, i) => `line-${i}`).join('\n') + '\n';
+    const produced = await runSluice(['produce', '--topic', 'cli-tx', '--transactional-id', 'cli-loader', '--transaction-records', '3', '--bootstrap', bootstrap], lines);
+    expect(produced.status, produced.stderr).to.equal(0);
+    expect(produced.stderr).to.contain('sent 7 record(s)');
+    expect(produced.stderr).to.contain('in 3 committed transaction(s)');
+    const consumed = await runSluice(['consume', '--topic', 'cli-tx', '--from-beginning', '--isolation-level', 'read_committed', '--max-messages', '7',
+      '--timeout-ms', '20000', '--bootstrap', bootstrap]);
+    expect(consumed.status, consumed.stderr).to.equal(0);
+    expect(consumed.stdout.trim().split('\n')).to.deep.equal(Array.from({ length: 7 }, (_, i) => `line-${i}`));
+    const listed = await runSluice(['transactions', 'list', '--json', '--bootstrap', bootstrap]);
+    expect(listed.status, listed.stderr).to.equal(0);
+    expect((JSON.parse(listed.stdout) as Array<{ transactionalId: string }>).map((t) => t.transactionalId)).to.include('cli-loader');
+    const described = await runSluice(['transactions', 'describe', '--transactional-id', 'cli-loader', '--bootstrap', bootstrap]);
+    expect(described.status, described.stderr).to.equal(0);
+    expect(described.stdout).to.match(/^cli-loader\s+\d+\s+(CompleteCommit|Empty)\s/m);
+    const unknown = await runSluice(['transactions', 'describe', '--transactional-id', 'never-used', '--bootstrap', bootstrap]);
+    expect(unknown.status).to.equal(1);
+    expect(unknown.stderr).to.contain('TRANSACTIONAL_ID_NOT_FOUND');
   });
 
   it('lists and describes transactional ids through the admin client', async () => {
