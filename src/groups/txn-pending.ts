@@ -150,6 +150,13 @@ export class PendingTxnOffsets {
     return false;
   }
 
+  /** Groups with pending offsets (a loaded shard keeps an entry for each, as the live path made one). */
+  groupIds(): Set<string> {
+    const out = new Set<string>();
+    for (const groups of this.byProducer.values()) for (const groupId of groups.keys()) out.add(groupId);
+    return out;
+  }
+
   /** Producers with pending offsets (tests, logs). */
   get openProducers(): number[] {
     return [...this.byProducer.keys()].sort((a, b) => a - b);
