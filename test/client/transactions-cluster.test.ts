@@ -265,6 +265,47 @@ describe('client: transactions on a real 3-node cluster', function () {
     expect(unknown.stderr).to.contain('TRANSACTIONAL_ID_NOT_FOUND');
   });
 
+  it('read-process-write: a subscribed consumer\'s offsets go with each transaction, checked against its generation', async () => {
+    await data.createTopic('rpw-in', { partitions: 1, replicationFactor: 3 });
+    await data.createTopic('rpw-out', { partitions: 1, replicationFactor: 3 });
+    const plain = client.producer({});
+    opened.push(plain);
+    await plain.send({ topic: 'rpw-in', messages: Array.from({ length: 5 }, (_, i) => ({ value: `in-${i}` })) });
+    const consumer = client.consumer({ groupId: 'rpw', autoCommit: false, isolationLevel: 'read_committed', autoOffsetReset: 'earliest', sessionTimeoutMs: 10_000 });
+    opened.push(consumer);
+    await consumer.subscribe({ topics: ['rpw-in'], fromBeginning: true });
+    const p = producer('tx-rpw');
+    let processed = 0;
+    let generation = -1;
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        generation = consumer.groupMetadata().generationId;
+        const tx = await p.transaction();
+        await tx.send({ topic: 'rpw-out', messages: [{ value: `out-${message.value?.toString() ?? ''}` }] });
+        await tx.sendOffsets({ consumer, topics: [{ topic, partitions: [{ partition, offset: message.offset + 1 }] }] });
+        await tx.commit();
+        processed++;
+      },
+    });
+    await waitFor('5 records processed', () => processed === 5, { timeoutMs: 60_000 });
+    expect(generation).to.be.greaterThan(0);
+    await consumer.stop();
+    const [d] = await client.groupAdmin().describeGroups(['rpw']);
+    expect(d?.offsets.find((o) => o.topic === 'rpw-in')?.committedOffset).to.equal(5);
+    const out = await read('read_committed', (vs) => vs.length >= 5, 'rpw-out', 1);
+    expect(out).to.deep.equal(Array.from({ length: 5 }, (_, i) => `out-in-${i}`));
+    // A member the group does not know (a zombie's stale generation) cannot commit: abortable, then abort.
+    const tx = await p.transaction();
+    await tx.send({ topic: 'rpw-out', messages: [{ value: 'zombie-output' }] });
+    const stale = { groupMetadata: () => ({ groupId: 'rpw', generationId: generation + 100, memberId: 'ghost-member', groupInstanceId: null }) };
+    const err = await tx.sendOffsets({ consumer: stale, topics: [{ topic: 'rpw-in', partitions: [{ partition: 0, offset: 99 }] }] }).catch((e: unknown) => e);
+    expect(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION']).to.include((err as SluiceError).errorName);
+    expect(p.transactionStatus!.state).to.equal('abortable-error');
+    await tx.abort();
+    const [after] = await client.groupAdmin().describeGroups(['rpw']);
+    expect(after?.offsets.find((o) => o.topic === 'rpw-in')?.committedOffset).to.equal(5);
+  });
+
   it('lists and describes transactional ids through the admin client', async () => {
     const listed = await client.admin().listTransactions();
     const ids = listed.map((t) => t.transactionalId);
@@ -273,5 +314,22 @@ describe('client: transactions on a real 3-node cluster', function () {
     expect(d!.errorCode).to.equal(0);
     expect(d!.transactionState).to.match(/^Complete(Commit|Abort)$|^Empty$/);
     expect(d!.producerEpoch).to.be.greaterThan(0);
+  });
+
+  // Last: it kills a node.
+  it('commits through a coordinator killed mid-transaction: the client finds the new one and the transaction completes', async () => {
+    const conn = await data.connection(cluster.nodes[0]!.brokerUrl);
+    await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': '6000' } }] });
+    const p = producer('tx-failover');
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [0, 1, 2].map((q) => ({ value: `failover-${q}`, partition: q })) });
+    const found = await (await client.anyConnection()).findCoordinator('tx-failover', 1);
+    expect(found.nodeId).to.be.greaterThan(0);
+    await cluster.node(found.nodeId).kill('SIGKILL');
+    await tx.commit();
+    const seen = await read('read_committed', (vs) => [0, 1, 2].every((q) => vs.includes(`failover-${q}`)));
+    expect(seen).to.include.members(['failover-0', 'failover-1', 'failover-2']);
+    const moved = await (await client.anyConnection()).findCoordinator('tx-failover', 1);
+    expect(moved.nodeId).to.not.equal(found.nodeId);
   });
 });
