@@ -129,6 +129,11 @@ export class TransactionManager implements TxnGate {
     if (kind === 'fatal' || kind === 'abortable') this.failWith(new TxnFailure(kind, error));
   }
 
+  /** A send() failed before all its records were buffered. */
+  onSendFailed(err: unknown): void {
+    if (isSluiceError(err)) this.onBatchFailed(err);
+  }
+
   // ---- the application's calls ----------------------------------------------------
 
   /** Throws unless records may be appended to the open transaction now (called per send, not per record). */

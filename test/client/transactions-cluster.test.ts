@@ -222,6 +222,19 @@ describe('client: transactions on a real 3-node cluster', function () {
     expect(seen).to.not.include('ok-before-failure');
   });
 
+  it('a send refused before it reached the broker (too large for requestBytesMax) also makes the transaction abortable', async () => {
+    const p = client.producer({ transactionalId: 'tx-local-refusal', requestBytesMax: 1000, lingerMs: 1 });
+    opened.push(p);
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [{ value: 'local-ok', partition: 1 }] });
+    const err = await tx.send({ topic: TOPIC, messages: [{ value: 'y'.repeat(5000), partition: 1 }] }).catch((e: unknown) => e);
+    expect((err as SluiceError).errorName).to.equal('MESSAGE_TOO_LARGE');
+    expect(p.transactionStatus!.state).to.equal('abortable-error');
+    expect(((await tx.commit().catch((e: unknown) => e)) as SluiceError).errorName).to.equal('MESSAGE_TOO_LARGE');
+    await tx.abort();
+    expect(p.transactionStatus!.state).to.equal('ready');
+  });
+
   it('a transaction left open past transactionTimeoutMs is aborted by the coordinator, which fences its producer', async () => {
     const conn = await data.connection(cluster.nodes[0]!.brokerUrl);
     await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '100' } }] });
