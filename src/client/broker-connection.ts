@@ -191,6 +191,8 @@ export interface OffsetFetchInput {
   readonly groupId: string;
   /** null: every partition the group has committed. */
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null;
+  /** KIP-447: a partition with a transactional offset commit pending answers UNSTABLE_OFFSET_COMMIT (retriable) instead of the older offset. */
+  readonly requireStable?: boolean;
 }
 
 export interface OffsetCommitInput {
@@ -586,7 +588,10 @@ export class BrokerConnection {
 
   /** Committed offsets (-1: none); topics null asks for every partition the group committed. */
   async offsetFetch(req: OffsetFetchInput): Promise<OffsetFetchResponse> {
-    const body = { groupId: req.groupId, topics: req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })) };
+    const body = {
+      groupId: req.groupId, topics: req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })),
+      ...(req.requireStable ? { requireStable: true } : {}),
+    };
     return parseOffsetFetchResponse(await this.call(ApiKey.OffsetFetch, body, this.requestTimeoutMs));
   }
 

@@ -319,6 +319,33 @@ describe('client: transactions on a real 3-node cluster', function () {
     expect(after?.offsets.find((o) => o.topic === 'rpw-in')?.committedOffset).to.equal(5);
   });
 
+  it('a read_committed consumer starts at a pending transactional offset only once it is committed (OffsetFetch requireStable)', async () => {
+    await data.createTopic('stable-in', { partitions: 1, replicationFactor: 3 });
+    const plain = client.producer({});
+    opened.push(plain);
+    await plain.send({ topic: 'stable-in', messages: Array.from({ length: 6 }, (_, i) => ({ value: `s-${i}` })) });
+    const p = producer('tx-stable');
+    const tx1 = await p.transaction();
+    await tx1.sendOffsets({ consumerGroupId: 'stable-g', topics: [{ topic: 'stable-in', partitions: [{ partition: 0, offset: 1 }] }] });
+    await tx1.commit();
+    const tx2 = await p.transaction();
+    await tx2.sendOffsets({ consumerGroupId: 'stable-g', topics: [{ topic: 'stable-in', partitions: [{ partition: 0, offset: 4 }] }] });
+    // A consumer of the group, on its own client so its retries can be watched.
+    const refused: string[] = [];
+    const logger = { debug: (o: object) => refused.push(JSON.stringify(o)), info: () => undefined, warn: () => undefined, error: () => undefined };
+    const watched = new Client({ bootstrap: cluster.brokerUrls, webSocketFactory: nodeWebSocketFactory, logger, retry: { initialRetryTimeMs: 20, maxRetryTimeMs: 200, retries: 200 } });
+    opened.push({ close: () => watched.close() });
+    const consumer = watched.consumer({ groupId: 'stable-g', isolationLevel: 'read_committed', autoCommit: false, maxWaitMs: 100 });
+    consumer.assign([{ topic: 'stable-in', partition: 0 }]);
+    const first = consumer[Symbol.asyncIterator]().next();
+    await waitFor('OffsetFetch refused UNSTABLE_OFFSET_COMMIT', () => refused.some((l) => l.includes('UNSTABLE_OFFSET_COMMIT')), { timeoutMs: 30_000 });
+    await tx2.commit();
+    const m = await first;
+    expect(m.done).to.equal(false);
+    expect(m.done ? -1 : m.value.offset).to.equal(4);
+    await consumer.close();
+  });
+
   it('lists and describes transactional ids through the admin client', async () => {
     const listed = await client.admin().listTransactions();
     const ids = listed.map((t) => t.transactionalId);
