@@ -6,6 +6,7 @@
 // alone (not used to drop older values) until its marker is written.
 
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { decodeRecordBatches } from '../../src/record/record-batch.js';
 import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { CONTROL_FLAG_MASK } from '../../src/record/batch-header.js';
@@ -99,5 +100,77 @@ describe('LogCleaner: transactions', () => {
     const reopened = PartitionLog.open({ dir, clock: scheduler.clock, config: CONFIG });
     expect(reopened.abortedTransactions(0, reopened.logEndOffset).map((a) => a.producerId), 'the cleaned segment wrote its index').to.deep.equal([6]);
     reopened.close();
+  });
+
+  it('property: a read_committed reader sees the same last committed value of every key before and after cleans', () => {
+    type Cmd = { kind: 'plain' | 'txn'; pid: number; key: number; value: number } | { kind: 'marker'; pid: number; commit: boolean } | { kind: 'roll' } | { kind: 'clean' };
+    const cmd: fc.Arbitrary<Cmd> = fc.oneof(
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('plain' as const), pid: fc.constant(0), key: fc.integer({ min: 0, max: 4 }), value: fc.nat(1000) }) },
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant('txn' as const), pid: fc.integer({ min: 1, max: 3 }), key: fc.integer({ min: 0, max: 4 }), value: fc.nat(1000) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('marker' as const), pid: fc.integer({ min: 1, max: 3 }), commit: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('roll' as const) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('clean' as const) }) },
+    );
+    /** key -> the committed value at the largest offset, as a read_committed reader decides it from the batches in the log. */
+    const committedView = (log: PartitionLog): Map<string, string> => {
+      const pending = new Map<bigint, Array<{ key: string; value: string; offset: number }>>();
+      const last = new Map<string, { value: string; offset: number }>();
+      const take = (r: { key: string; value: string; offset: number }): void => {
+        if ((last.get(r.key)?.offset ?? -1) < r.offset) last.set(r.key, r);
+      };
+      for (const b of decodeRecordBatches(readAllBytes(log))) {
+        const pid = b.header.producerId;
+        if ((b.header.attributes & CONTROL_FLAG_MASK) !== 0) {
+          if (Buffer.from(b.records[0]!.key!).readInt16BE(2) === 1) for (const r of pending.get(pid) ?? []) take(r);
+          pending.delete(pid);
+          continue;
+        }
+        for (const rec of b.records) {
+          const r = { key: Buffer.from(rec.key!).toString(), value: Buffer.from(rec.value!).toString(), offset: rec.offset };
+          if (pid >= 0n) pending.set(pid, [...(pending.get(pid) ?? []), r]);
+          else take(r);
+        }
+      }
+      return new Map([...last].map(([k, v]) => [k, v.value]));
+    };
+    fc.assert(fc.property(fc.array(cmd, { minLength: 5, maxLength: 80 }), (cmds) => {
+      const d = tempDir('sluice-cleaner-txn-prop-');
+      const dd = tempDir('sluice-cleaner-txn-prop-data-');
+      const scheduler = new ManualScheduler();
+      const log = PartitionLog.open({ dir: d, clock: scheduler.clock, config: CONFIG });
+      const cleaner = makeCleaner(dd, () => log, scheduler);
+      const seqs = new Map<number, number>();
+      try {
+        for (const c of cmds) {
+          if (c.kind === 'roll') log.roll();
+          else if (c.kind === 'clean') {
+            log.updateHighWatermark(log.logEndOffset);
+            const before = committedView(log);
+            scheduler.advance(2_000);
+            cleanUntilIdle(cleaner, scheduler);
+            expect(committedView(log)).to.deep.equal(before);
+          } else if (c.kind === 'marker') {
+            log.append(markerOf(c.pid, c.commit), { leaderEpoch: 0 });
+          } else if (c.kind === 'plain') {
+            log.append(keyedBatch([{ key: `k${c.key}`, value: `p${c.value}` }]), { leaderEpoch: 0 });
+          } else {
+            const seq = seqs.get(c.pid) ?? 0;
+            seqs.set(c.pid, seq + 1);
+            log.append(txnBatch(c.pid, seq, `k${c.key}`, `t${c.pid}-${c.value}`), { leaderEpoch: 0 });
+          }
+        }
+        log.roll();
+        log.updateHighWatermark(log.logEndOffset);
+        const before = committedView(log);
+        scheduler.advance(2_000);
+        cleanUntilIdle(cleaner, scheduler);
+        expect(committedView(log)).to.deep.equal(before);
+      } finally {
+        cleaner.stop();
+        log.close();
+        removeDir(d);
+        removeDir(dd);
+      }
+    }), { numRuns: 40 });
   });
 });
