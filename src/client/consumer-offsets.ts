@@ -27,6 +27,12 @@ export interface OffsetBookDeps {
   readonly onCommitted: (offsets: readonly OffsetToCommit[]) => void;
   readonly onCommitError: (err: unknown) => void;
   readonly logger: ClientLogger;
+  /**
+   * read_committed consumers (KIP-447): where a transaction's offset commit is
+   * pending, wait for it to end instead of starting at the older offset — the
+   * start of exactly-once read-process-write after a rebalance.
+   */
+  readonly requireStable?: boolean;
 }
 
 export class OffsetBook {
@@ -53,7 +59,7 @@ export class OffsetBook {
   async fetchCommitted(tps: readonly TopicPartition[]): Promise<Map<string, number>> {
     const byTopic = new Map<string, number[]>();
     for (const tp of tps) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
-    const offsets = await fetchGroupOffsets(this.deps.coord, [...byTopic].map(([topic, partitions]) => ({ topic, partitions })));
+    const offsets = await fetchGroupOffsets(this.deps.coord, [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), this.deps.requireStable ?? false);
     const out = new Map<string, number>();
     for (const o of offsets) {
       const key = partitionKey(o.topic, o.partition);

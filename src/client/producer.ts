@@ -7,6 +7,11 @@
 //   producer-batch.ts        per-partition queues and the in-order retry rules
 //   producer-sender.ts       the I/O loop: requests per broker, answers, identity
 //
+// Transactions (transactionalId): transaction-manager.ts talks to the
+// transaction coordinator; the Sender holds each partition's first batch of
+// a transaction until the coordinator has added the partition. Without a
+// transactionalId none of that code runs (one null check per send() call).
+//
 // send() resolves once every one of its records is acknowledged (acks=-1:
 // replicated to the ISR), with each record's partition and offset in input
 // order; it rejects with the first failure (a typed SluiceError) if any record
@@ -32,9 +37,12 @@ import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOpti
 import { Sender } from './producer-sender.js';
 import { SendResults } from './producer-results.js';
 import { utf8Length } from '../util/bytes.js';
+import type { Transaction, TransactionStatus } from './transaction.js';
+import { TransactionManager } from './transaction-manager.js';
 
 export type { ProducerOptions } from './producer-options.js';
 export type { RecordMetadata, Acks } from './producer-batch.js';
+export type { Transaction, SendOffsetsInput, ConsumerGroupMetadata, TransactionState, TransactionStatus } from './transaction.js';
 
 export interface ProducerMessage extends Message {
   /** Goes to this partition; the partitioner is not asked. */
@@ -66,6 +74,8 @@ export class Producer {
   /** Appends run one send() at a time, in call order. */
   private appendChain: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
+  /** Set for a transactional producer (transactionalId). */
+  private readonly txn: TransactionManager | null;
 
   constructor(private readonly client: Client, opts: ProducerOptions = {}) {
     this.opts = resolveProducerOptions(opts);
@@ -73,7 +83,15 @@ export class Producer {
     const rng: Rng = opts.rng ?? client.rng.fork();
     this.partitioner = opts.partitioner ?? new DefaultPartitioner(rng.fork());
     this.acc = new RecordAccumulator(this.opts, this.partitioner, this.clock, client.scheduler);
-    this.sender = new Sender({ client, acc: this.acc, opts: this.opts, clock: this.clock, scheduler: client.scheduler, rng, logger: client.logger });
+    const transactionalId = this.opts.transactionalId;
+    this.txn = transactionalId === null ? null : new TransactionManager({
+      client, opts: { ...this.opts, transactionalId }, clock: this.clock, rng: rng.fork(), logger: client.logger,
+      host: { flush: () => this.flush(), adoptIdentity: (id) => this.sender.adoptIdentity(id), wakeSender: () => this.sender.wake() },
+    });
+    this.sender = new Sender({
+      client, acc: this.acc, opts: this.opts, clock: this.clock, scheduler: client.scheduler, rng, logger: client.logger,
+      ...(this.txn ? { txn: this.txn } : {}),
+    });
   }
 
   /** The producer id and epoch batches carry now (null before the first send, and without idempotence). */
@@ -95,14 +113,69 @@ export class Producer {
   async sendBatch(req: ProducerBatchRecord): Promise<RecordMetadata[]> {
     const acks = this.checkAcks(req.acks);
     if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
+    if (this.txn !== null) this.txn.checkCanSend();
     const results = new SendResults();
     const appended = this.appendChain.then(async () => {
       for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
     });
     this.appendChain = appended.catch(() => undefined);
+    // In a transaction, a send() that failed before all its records were buffered (too large, no
+    // metadata within maxBlockMs, ...) leaves the transaction incomplete: it must not commit (as Kafka's).
+    if (this.txn !== null) appended.catch((err: unknown) => this.txn?.onSendFailed(err));
     await appended;
     results.close();
     return results.done;
+  }
+
+  /** The transactional id (null: not a transactional producer). */
+  get transactionalId(): string | null {
+    return this.opts.transactionalId;
+  }
+
+  /**
+   * Transactional producers: registers the transactional id with its
+   * coordinator (InitProducerId), which fences any older producer with the
+   * same id and finishes its open transaction. transaction() does it on first
+   * use; call it at start-up to fence zombies before doing anything else.
+   */
+  async initTransactions(): Promise<void> {
+    await this.txnManager().init();
+  }
+
+  /**
+   * Begins a transaction (initTransactions() first if it was not called).
+   * One at a time: commit or abort it before the next. Records sent with
+   * producer.send() while it is open belong to it too (as in Kafka's Java
+   * client); outside a transaction a transactional producer refuses to send.
+   */
+  async transaction(): Promise<Transaction> {
+    const txn = this.txnManager();
+    if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
+    const n = await txn.begin();
+    return {
+      send: async (req) => {
+        txn.checkCanSend(n);
+        return this.send(req);
+      },
+      sendBatch: async (req) => {
+        txn.checkCanSend(n);
+        return this.sendBatch(req);
+      },
+      sendOffsets: (req) => txn.sendOffsets(n, req),
+      commit: () => txn.commit(n),
+      abort: () => txn.abort(n),
+      isActive: () => txn.isActive(n),
+    };
+  }
+
+  /** A transactional producer's state (uninitialized, ready, in-transaction, ..., fatal-error), with its producer id and epoch. */
+  get transactionStatus(): TransactionStatus | null {
+    return this.txn?.status ?? null;
+  }
+
+  private txnManager(): TransactionManager {
+    if (this.txn === null) throw new SluiceError(Errors.INVALID_CONFIG, 'not a transactional producer: set transactionalId');
+    return this.txn;
   }
 
   /** Sends everything buffered now, ignoring linger, and resolves once all of it is acknowledged or failed. */

@@ -901,7 +901,7 @@ describe('access matrix: every API × six identities on both protocols (real nod
       }
     }, { timeoutMs: 60_000, intervalMs: 250 });
     const topics = [
-      TOPIC_NAME, TXN_TOPIC, 't-p-ws', 't-p-k', 't-del-ws', 't-del-k', 't-cp-ws', 't-cp-k', 't-ac-ws', 't-ac-k', 't-iac-k',
+      TOPIC_NAME, TXN_TOPIC, 'z-txn', 't-p-ws', 't-p-k', 't-del-ws', 't-del-k', 't-cp-ws', 't-cp-k', 't-ac-ws', 't-ac-k', 't-iac-k',
       ...(['ws', 'kafka'] as const).flatMap((p) => ['keep', 'admin', 'alice'].map((w) => `t-dt-${P(p)}-${w}`)),
     ];
     try {
@@ -1006,6 +1006,33 @@ describe('access matrix: every API × six identities on both protocols (real nod
       }
       expect(got).to.deep.equal(want);
       expect(await endOffset(TXN_TOPIC), 'bob\'s produce wrote nothing').to.equal(before);
+    });
+  }
+
+  for (const proto of ['ws', 'kafka'] as const) {
+    it(`${proto}: AddPartitionsToTxn with one topic alice may not write adds nothing (TOPIC_AUTHORIZATION_FAILED on it, OPERATION_NOT_ATTEMPTED on the other)`, async () => {
+      const id = txnId(proto, 'alice', 'part');
+      const topics = [{ name: TXN_TOPIC, partitions: [0] }, { name: 'z-txn', partitions: [0] }];
+      let got: number[];
+      if (proto === 'ws') {
+        const { raw } = (await connectionOf('ws', 'alice', false)) as Ws;
+        const p = await txnProducer('alice', wsInit(raw, id));
+        expect(typeof p, 'InitProducerId').to.equal('object');
+        const r = await raw(ApiKey.AddPartitionsToTxn, { transactionalId: id, ...(p as TxnProducer), topics });
+        got = (r.results as Struct[]).map((t) => code(first(t.partitions)));
+      } else {
+        const c = (await connectionOf('kafka', 'alice', false)) as RawKafkaClient;
+        const p = await txnProducer('alice', kInit(c, id));
+        expect(typeof p, 'InitProducerId').to.equal('object');
+        const r = await c.request(addPartitionsToTxn, 3, {
+          v3AndBelowTransactionalId: id, v3AndBelowProducerId: (p as TxnProducer).producerId, v3AndBelowProducerEpoch: (p as TxnProducer).producerEpoch, v3AndBelowTopics: topics,
+        });
+        got = (r.resultsByTopicV3AndBelow as Struct[]).map((t) => first(t.resultsByPartition).partitionErrorCode as number);
+      }
+      expect(got).to.deep.equal([Errors.OPERATION_NOT_ATTEMPTED.code, TOPIC]);
+      const adminRaw = ((await connectionOf('ws', 'admin', false)) as Ws).raw;
+      const d = first((await adminRaw(ApiKey.DescribeTransactions, { transactionalIds: [id] })).transactionStates);
+      expect(d.topics, 'nothing added').to.deep.equal([]);
     });
   }
 
