@@ -24,6 +24,7 @@ import { describeLogDirs, describeQuorum, electLeaders, type BrokerLogDirs, type
 import { errorFromCode } from './responses.js';
 import { MATCH_ALL_FILTER, type AclBinding, type AclBindingFilter } from '../security/acl.js';
 import { scramSaltedPassword } from './sasl.js';
+import { describeTransactions, listTransactions, type ListTransactionsOptions, type TransactionDescription, type TransactionListing } from './transaction-admin.js';
 
 /** Kafka's SCRAM mechanism ids. */
 const SCRAM_IDS = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 } as const;
@@ -36,6 +37,7 @@ export interface UserScramCredentials {
 }
 
 export type { CreatedTopic, OngoingReassignment, DescribedConfig };
+export type { ListTransactionsOptions, TransactionDescription, TransactionListing } from './transaction-admin.js';
 export type { BrokerLogDirs, ElectionResult, QuorumDescription, QuorumMember } from './cluster-admin.js';
 
 export interface NewTopic {
@@ -137,6 +139,16 @@ export class Admin {
   /** Every live broker's replicas on disk (size, log start/end, high watermark as each replica knows it). */
   describeLogDirs(req: { topics?: readonly string[] } = {}): Promise<BrokerLogDirs[]> {
     return describeLogDirs(this.client, req.topics);
+  }
+
+  /** Open and recent transactions, from every broker (kafka-transactions.sh list). */
+  listTransactions(opts: ListTransactionsOptions = {}): Promise<TransactionListing[]> {
+    return listTransactions(this.client, opts);
+  }
+
+  /** State, producer id/epoch, timeout, start time and partitions of each transactional id, from its coordinator. */
+  describeTransactions(transactionalIds: readonly string[]): Promise<TransactionDescription[]> {
+    return describeTransactions(this.client, transactionalIds);
   }
 
   /** Preferred (default) or unclean leader election; `partitions` null: every partition. */

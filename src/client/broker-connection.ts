@@ -22,7 +22,7 @@
 import type { AclBinding, AclBindingFilter } from '../security/acl.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
 import { ApiKey } from '../protocol/api-keys.js';
-import { CONSUMER_REPLICA_ID, type FetchResponse } from '../protocol/apis/fetch.js';
+import { CONSUMER_REPLICA_ID, READ_UNCOMMITTED, type FetchResponse, type IsolationLevel } from '../protocol/apis/fetch.js';
 import type { ApiVersionsResponse, MetadataResponse } from '../protocol/apis/metadata.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
 import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../protocol/apis/log-dirs.js';
@@ -44,6 +44,15 @@ import {
   parseDeleteGroupsResponse, parseDescribeGroupsResponse, parseFindCoordinatorResponse, parseHeartbeatResponse, parseJoinGroupResponse,
   parseLeaveGroupResponse, parseListGroupsResponse, parseOffsetCommitResponse, parseOffsetFetchResponse, parseSyncGroupResponse,
 } from './group-responses.js';
+import type {
+  AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, DescribeTransactionsResponse,
+  EndTxnRequest, EndTxnResponse, InitProducerIdTxnResponse, ListTransactionsRequest, ListTransactionsResponse, TxnOffsetCommitRequest,
+  TxnOffsetCommitResponse,
+} from '../protocol/apis/transactions.js';
+import {
+  parseAddPartitionsToTxnResponse, parseDescribeTransactionsResponse, parseEndTxnResponse, parseInitProducerIdTxnResponse,
+  parseListTransactionsResponse,
+} from './transaction-responses.js';
 import type {
   DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse,
   ListGroupsResponse, OffsetCommitResponse, OffsetFetchResponse, SyncGroupResponse,
@@ -81,6 +90,8 @@ const REAUTH_AT_SHARE = 0.85;
 // ---------------------------------------------------------------- request inputs
 
 export interface ProduceInput {
+  /** A transactional producer's id (its batches carry the transactional flag); absent for the others. */
+  readonly transactionalId?: string;
   /** -1 = all in-sync replicas, 1 = the leader, 0 = no response at all. */
   readonly acks: -1 | 0 | 1;
   /** How long the broker may wait for acks=all before answering REQUEST_TIMED_OUT. */
@@ -111,11 +122,15 @@ export interface FetchInput {
   /** Default CONSUMER_REPLICA_ID; a follower broker sends its id (and brokerEpoch). */
   readonly replicaId?: number;
   readonly brokerEpoch?: number;
+  /** READ_COMMITTED (1): up to the last stable offset, with the aborted transactions. Default READ_UNCOMMITTED (0). */
+  readonly isolationLevel?: IsolationLevel;
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly FetchPartitionInput[] }>;
 }
 
 export interface ListOffsetsInput {
   readonly replicaId?: number;
+  /** 1 (read_committed): latest is the last stable offset. Default 0. */
+  readonly isolationLevel?: IsolationLevel;
   readonly topics: ReadonlyArray<{
     readonly name: string;
     /** timestamp: LATEST_TIMESTAMP (-1), EARLIEST_TIMESTAMP (-2) or a time in ms. */
@@ -363,6 +378,7 @@ export class BrokerConnection {
   async produce(req: ProduceInput): Promise<ProduceResponse | null> {
     assert(Number.isSafeInteger(req.timeoutMs) && req.timeoutMs >= 0, `bad produce timeoutMs ${req.timeoutMs}`);
     const body = {
+      ...(req.transactionalId === undefined ? {} : { transactionalId: req.transactionalId }),
       acks: req.acks,
       timeoutMs: req.timeoutMs,
       topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, records: p.records })) })),
@@ -382,6 +398,7 @@ export class BrokerConnection {
       maxWaitMs: req.maxWaitMs,
       minBytes: req.minBytes ?? CLIENT_DEFAULTS.fetchMinBytes,
       maxBytes: req.maxBytes ?? CLIENT_DEFAULTS.fetchMaxBytes,
+      ...(req.isolationLevel === undefined || req.isolationLevel === READ_UNCOMMITTED ? {} : { isolationLevel: req.isolationLevel }),
       topics: req.topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({
@@ -398,6 +415,7 @@ export class BrokerConnection {
   async listOffsets(req: ListOffsetsInput): Promise<ListOffsetsResponse> {
     const body = {
       replicaId: req.replicaId ?? CONSUMER_REPLICA_ID,
+      ...(req.isolationLevel === undefined || req.isolationLevel === READ_UNCOMMITTED ? {} : { isolationLevel: req.isolationLevel }),
       topics: req.topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch ?? NO_LEADER_EPOCH, timestamp: p.timestamp })),
@@ -450,9 +468,74 @@ export class BrokerConnection {
   // (find the coordinator again, retry), REBALANCE_IN_PROGRESS (rejoin), ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID
   // (rejoin, as a new member for the latter), FENCED_INSTANCE_ID (another instance took this static id: stop).
 
-  /** The broker coordinating `groupId` (any broker answers). COORDINATOR_NOT_AVAILABLE (thrown) while there is none yet. */
-  async findCoordinator(groupId: string): Promise<FindCoordinatorResponse> {
-    return parseFindCoordinatorResponse(await this.call(ApiKey.FindCoordinator, { key: groupId }, this.requestTimeoutMs));
+  /**
+   * The broker coordinating `key` (any broker answers): a group (keyType 0,
+   * the default) or a transactional id (keyType 1). COORDINATOR_NOT_AVAILABLE
+   * (thrown) while there is none yet.
+   */
+  async findCoordinator(key: string, keyType: 0 | 1 = 0): Promise<FindCoordinatorResponse> {
+    const body = keyType === 0 ? { key } : { key, keyType };
+    return parseFindCoordinatorResponse(await this.call(ApiKey.FindCoordinator, body, this.requestTimeoutMs));
+  }
+
+  // ---- transactions: send these to the transactional id's coordinator (findCoordinator keyType 1), except
+  // TxnOffsetCommit (the group's coordinator) and ListTransactions (every broker answers for what it coordinates).
+  // A whole-request failure throws (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
+  // PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, ...); per-partition errors stay in the answer.
+
+  /** InitProducerId for a transactional id: fences older producers of the id, finishes their open transaction. */
+  async initTransactionalProducerId(req: {
+    readonly transactionalId: string; readonly transactionTimeoutMs: number; readonly producerId?: number; readonly producerEpoch?: number;
+  }): Promise<InitProducerIdTxnResponse> {
+    const body = { transactionalId: req.transactionalId, transactionTimeoutMs: req.transactionTimeoutMs, producerId: req.producerId ?? -1, producerEpoch: req.producerEpoch ?? -1 };
+    return parseInitProducerIdTxnResponse(await this.call(ApiKey.InitProducerId, body, this.requestTimeoutMs));
+  }
+
+  async addPartitionsToTxn(req: Omit<AddPartitionsToTxnRequest, 'verifyOnly'>): Promise<AddPartitionsToTxnResponse> {
+    const body = {
+      transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, verifyOnly: false,
+      topics: req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })),
+    };
+    return parseAddPartitionsToTxnResponse(await this.call(ApiKey.AddPartitionsToTxn, body, this.requestTimeoutMs));
+  }
+
+  async addOffsetsToTxn(req: AddOffsetsToTxnRequest): Promise<AddOffsetsToTxnResponse> {
+    const body = { transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, groupId: req.groupId };
+    const v = ResponseView.of('AddOffsetsToTxn', await this.call(ApiKey.AddOffsetsToTxn, body, this.requestTimeoutMs));
+    return { errorCode: v.optInt('errorCode') ?? 0, errorMessage: v.strOrNull('errorMessage') };
+  }
+
+  /** Ends the open transaction; with bumpEpoch the answer carries the epoch the next transaction uses. */
+  async endTxn(req: EndTxnRequest): Promise<EndTxnResponse> {
+    const body = {
+      transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, committed: req.committed, bumpEpoch: req.bumpEpoch,
+    };
+    return parseEndTxnResponse(await this.call(ApiKey.EndTxn, body, this.requestTimeoutMs));
+  }
+
+  /** To the GROUP's coordinator: offsets written as part of the producer's transaction. Errors per partition. */
+  async txnOffsetCommit(req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse> {
+    const body = {
+      transactionalId: req.transactionalId, groupId: req.groupId, producerId: req.producerId, producerEpoch: req.producerEpoch,
+      generationId: req.generationId, memberId: req.memberId, groupInstanceId: req.groupInstanceId,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partition, committedOffset: p.committedOffset, committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.metadata,
+        })),
+      })),
+    };
+    return parseOffsetCommitResponse(await this.call(ApiKey.TxnOffsetCommit, body, this.requestTimeoutMs));
+  }
+
+  async describeTransactions(transactionalIds: readonly string[]): Promise<DescribeTransactionsResponse> {
+    return parseDescribeTransactionsResponse(await this.call(ApiKey.DescribeTransactions, { transactionalIds: [...transactionalIds] }, this.requestTimeoutMs));
+  }
+
+  /** The transactions this broker coordinates (ask every broker for all of them). */
+  async listTransactions(req: Partial<ListTransactionsRequest> = {}): Promise<ListTransactionsResponse> {
+    const body = { stateFilters: [...(req.stateFilters ?? [])], producerIdFilters: [...(req.producerIdFilters ?? [])], durationFilterMs: req.durationFilterMs ?? -1 };
+    return parseListTransactionsResponse(await this.call(ApiKey.ListTransactions, body, this.requestTimeoutMs));
   }
 
   /** Answers once the group's join barrier closes (up to rebalanceTimeoutMs). MEMBER_ID_REQUIRED throws with `details.memberId`. */

@@ -14,8 +14,10 @@
 
 import { Errors, SluiceError } from '../util/errors.js';
 import { ASSIGNORS, type PartitionAssignor } from '../groups/assignors.js';
+import { READ_COMMITTED, READ_UNCOMMITTED, type IsolationLevel } from '../protocol/apis/fetch.js';
 
 export type OffsetReset = 'earliest' | 'latest';
+export type IsolationLevelName = 'read_uncommitted' | 'read_committed';
 
 export interface ConsumerOptions {
   /** The consumer group; required for subscribe() and for committing offsets. */
@@ -50,6 +52,13 @@ export interface ConsumerOptions {
   readonly retryBackoffMs?: number;
   /** How often topics of a RegExp subscription (and partition counts) are re-checked. Default 300 000. */
   readonly metadataMaxAgeMs?: number;
+  /**
+   * 'read_committed': read only committed transactions' records (up to the
+   * last stable offset; aborted ones skipped). Default 'read_uncommitted'
+   * (every record below the high watermark), as Kafka's Java consumer.
+   * Control records (transaction markers) are never delivered either way.
+   */
+  readonly isolationLevel?: IsolationLevelName;
 }
 
 export interface ResolvedConsumerOptions {
@@ -69,6 +78,8 @@ export interface ResolvedConsumerOptions {
   readonly prefetchBytesMax: number;
   readonly retryBackoffMs: number;
   readonly metadataMaxAgeMs: number;
+  /** READ_COMMITTED (1) or READ_UNCOMMITTED (0), as on the wire. */
+  readonly isolationLevel: IsolationLevel;
 }
 
 export const CONSUMER_DEFAULTS = {
@@ -85,6 +96,7 @@ export const CONSUMER_DEFAULTS = {
   minBytes: 1,
   retryBackoffMs: 100,
   metadataMaxAgeMs: 300_000,
+  isolationLevel: 'read_uncommitted' as IsolationLevelName,
 } as const;
 
 /** The broker refuses fetch waits above this (src/protocol/apis/fetch.ts). */
@@ -110,6 +122,10 @@ export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOpti
   if (maxWaitMs > FETCH_WAIT_MS_MAX) throw invalid(`maxWaitMs must be at most ${FETCH_WAIT_MS_MAX}`);
   const reset = o.autoOffsetReset ?? d.autoOffsetReset;
   if (reset !== 'earliest' && reset !== 'latest') throw invalid(`autoOffsetReset must be 'earliest' or 'latest', got ${String(reset)}`);
+  const isolation = o.isolationLevel ?? d.isolationLevel;
+  if (isolation !== 'read_committed' && isolation !== 'read_uncommitted') {
+    throw invalid(`isolationLevel must be 'read_committed' or 'read_uncommitted', got ${String(isolation)}`);
+  }
   const names = o.partitionAssigners ?? d.partitionAssigners;
   if (names.length === 0) throw invalid('partitionAssigners names no assignor');
   const assignors = names.map((n) => {
@@ -134,5 +150,6 @@ export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOpti
     prefetchBytesMax: positive('prefetchBytesMax', o.prefetchBytesMax ?? 2 * maxBytes),
     retryBackoffMs: positive('retryBackoffMs', o.retryBackoffMs ?? d.retryBackoffMs),
     metadataMaxAgeMs: positive('metadataMaxAgeMs', o.metadataMaxAgeMs ?? d.metadataMaxAgeMs),
+    isolationLevel: isolation === 'read_committed' ? READ_COMMITTED : READ_UNCOMMITTED,
   };
 }

@@ -35,9 +35,10 @@ import { Fetcher, type Chunk, type TopicPartition } from './consumer-fetcher.js'
 import { GroupMembership, type GroupJoinEvent, type MembershipHost } from './consumer-group.js';
 import { partitionKey } from './consumer-list-offsets.js';
 import { OffsetBook } from './consumer-offsets.js';
+import type { ConsumerGroupMetadata } from './transaction.js';
 import { resolveConsumerOptions, type ConsumerOptions, type OffsetReset, type ResolvedConsumerOptions } from './consumer-options.js';
 
-export type { ConsumerOptions } from './consumer-options.js';
+export type { ConsumerOptions, IsolationLevelName } from './consumer-options.js';
 export type { Batch, ConsumerMessage, EachBatchPayload, EachMessagePayload, KafkaMessage, RunOptions } from './consumer-delivery.js';
 export type { GroupJoinEvent } from './consumer-group.js';
 export type { TopicPartition } from './consumer-fetcher.js';
@@ -244,6 +245,19 @@ export class Consumer {
     set.add(listener as (e: never) => void);
     this.listeners.set(event, set);
     return () => set.delete(listener as (e: never) => void);
+  }
+
+  /**
+   * The group and generation this consumer reads in now (Kafka's
+   * groupMetadata(), KIP-447), for a transaction's sendOffsets({ consumer }):
+   * the coordinator refuses the offsets of a member that is no longer in the
+   * generation. An assign() consumer (or one not yet joined) answers
+   * generation -1 and member '' (no check). Needs a groupId.
+   */
+  groupMetadata(): ConsumerGroupMetadata {
+    if (this.opts.groupId === null) throw invalid('groupMetadata() needs a groupId');
+    const ctx = this.commitContext() ?? NO_MEMBERSHIP;
+    return { groupId: this.opts.groupId, generationId: ctx.generationId, memberId: ctx.memberId, groupInstanceId: ctx.groupInstanceId ?? this.opts.groupInstanceId };
   }
 
   /** The next offset to fetch for a partition; null while unknown (not assigned, or being looked up). */

@@ -34,13 +34,15 @@ export class Client extends ClusterClient {
 export type { ClientOptions, ClientLogger, RetryOptions, TopicInfo, PartitionInfo, ClusterInfo } from './client.js';
 export { Producer } from './producer.js';
 export type { ProducerOptions, ProducerMessage, ProducerRecord, ProducerBatchRecord, RecordMetadata, Acks } from './producer.js';
+export type { Transaction, SendOffsetsInput, ConsumerGroupMetadata, GroupMetadataSource, TransactionState, TransactionStatus } from './transaction.js';
 export { Consumer } from './consumer.js';
 export type {
   ConsumerOptions, SubscribeOptions, ConsumerEvents, Batch, ConsumerMessage, EachBatchPayload, EachMessagePayload,
-  KafkaMessage, RunOptions, GroupJoinEvent, TopicPartition,
+  KafkaMessage, RunOptions, GroupJoinEvent, TopicPartition, IsolationLevelName,
 } from './consumer.js';
 export { Admin } from './admin.js';
 export type { AdminOptions, NewTopic, TopicDescription, BrokerDescription, ClusterDescription, ConfigResource, ConfigResourceType } from './admin.js';
+export type { ListTransactionsOptions, TransactionDescription, TransactionListing } from './admin.js';
 export type { QuorumDescription, QuorumMember, BrokerLogDirs, ElectionResult, OngoingReassignment } from './admin.js';
 export { GroupAdmin } from './group-admin.js';
 export type { GroupListing, GroupDescription, GroupMemberDescription, PartitionOffsets, ResetTarget, ResetOffsetsOptions } from './group-admin.js';

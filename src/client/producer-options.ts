@@ -9,12 +9,21 @@ import type { Rng } from '../util/rng.js';
 import { CompressionType } from '../record/batch-header.js';
 import type { Partitioner } from './partitioners.js';
 import { IDEMPOTENT_IN_FLIGHT_MAX, type Acks } from './producer-batch.js';
+import { TRANSACTIONAL_ID_LENGTH_MAX, TRANSACTION_TIMEOUT_MS_DEFAULT } from '../protocol/apis/transactions.js';
 
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 
 export interface ProducerOptions {
   /** Exactly-once per partition for retries (producer id, epoch, sequences). Default true, as Kafka since 3.0. */
   readonly idempotent?: boolean;
+  /**
+   * Makes the producer transactional (Kafka's transactional.id; implies
+   * idempotence): records are sent only inside `await producer.transaction()`,
+   * and a newer producer with the same id fences this one. 1-249 characters.
+   */
+  readonly transactionalId?: string;
+  /** How long the coordinator lets a transaction stay open before aborting it (and fencing this producer). Default 60 000. */
+  readonly transactionTimeoutMs?: number;
   /** -1 = all in-sync replicas (required with idempotence), 1 = the leader, 0 = no answer. Default -1. */
   readonly acks?: Acks;
   /** How long a partition's batch waits for more records before it is sent. Default 5. */
@@ -49,6 +58,7 @@ export interface ProducerOptions {
 
 export const PRODUCER_DEFAULTS = {
   idempotent: true,
+  transactionTimeoutMs: TRANSACTION_TIMEOUT_MS_DEFAULT,
   acks: -1 as Acks,
   lingerMs: 5,
   batchBytes: 16 * 1024,
@@ -65,6 +75,9 @@ export const PRODUCER_DEFAULTS = {
 
 export interface ResolvedProducerOptions {
   readonly idempotent: boolean;
+  /** null: not transactional. */
+  readonly transactionalId: string | null;
+  readonly transactionTimeoutMs: number;
   readonly acks: Acks;
   readonly lingerMs: number;
   readonly batchBytes: number;
@@ -88,9 +101,17 @@ function invalid(message: string): SluiceError {
 }
 
 export function resolveProducerOptions(opts: ProducerOptions): ResolvedProducerOptions {
-  const o = { ...PRODUCER_DEFAULTS, ...definedOnly(opts) };
+  const { transactionalId, ...rest } = opts;
+  if (transactionalId !== undefined) {
+    if (typeof transactionalId !== 'string' || transactionalId.length === 0 || transactionalId.length > TRANSACTIONAL_ID_LENGTH_MAX) {
+      throw invalid(`transactionalId must be a string of 1-${TRANSACTIONAL_ID_LENGTH_MAX} characters`);
+    }
+    if (opts.idempotent === false) throw invalid('a transactional producer is idempotent: do not set idempotent: false with transactionalId');
+  }
+  const o = { ...PRODUCER_DEFAULTS, ...definedOnly(rest) };
   const nonNegative = { lingerMs: o.lingerMs, retryBackoffMs: o.retryBackoffMs };
   const positive = {
+    transactionTimeoutMs: o.transactionTimeoutMs,
     batchBytes: o.batchBytes, bufferBytesMax: o.bufferBytesMax, maxBlockMs: o.maxBlockMs, requestBytesMax: o.requestBytesMax,
     maxInFlightRequestsPerConnection: o.maxInFlightRequestsPerConnection, ackTimeoutMs: o.ackTimeoutMs,
     deliveryTimeoutMs: o.deliveryTimeoutMs, retryBackoffMaxMs: o.retryBackoffMaxMs,
@@ -108,7 +129,7 @@ export function resolveProducerOptions(opts: ProducerOptions): ResolvedProducerO
       throw invalid(`an idempotent producer allows at most ${IDEMPOTENT_IN_FLIGHT_MAX} requests in flight per connection`);
     }
   }
-  return { ...o, compression };
+  return { ...o, compression, transactionalId: transactionalId ?? null };
 }
 
 function definedOnly(opts: ProducerOptions): Partial<ProducerOptions> {

@@ -32,9 +32,11 @@ import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOpti
 import { Sender } from './producer-sender.js';
 import { SendResults } from './producer-results.js';
 import { utf8Length } from '../util/bytes.js';
+import type { Transaction } from './transaction.js';
 
 export type { ProducerOptions } from './producer-options.js';
 export type { RecordMetadata, Acks } from './producer-batch.js';
+export type { Transaction, SendOffsetsInput, ConsumerGroupMetadata, TransactionState, TransactionStatus } from './transaction.js';
 
 export interface ProducerMessage extends Message {
   /** Goes to this partition; the partitioner is not asked. */
@@ -103,6 +105,26 @@ export class Producer {
     await appended;
     results.close();
     return results.done;
+  }
+
+  /** The transactional id (null: not a transactional producer). */
+  get transactionalId(): string | null {
+    return this.opts.transactionalId;
+  }
+
+  /**
+   * Transactional producers: registers the transactional id with its
+   * coordinator (InitProducerId), which fences any older producer with the
+   * same id and finishes its open transaction. transaction() does it on first
+   * use; call it at start-up to fence zombies before doing anything else.
+   */
+  async initTransactions(): Promise<void> {
+    throw new SluiceError(Errors.INVALID_TXN_STATE, 'transactions: not yet implemented (SEAM)');
+  }
+
+  /** Begins a transaction (one at a time; after initTransactions()). */
+  async transaction(): Promise<Transaction> {
+    throw new SluiceError(Errors.INVALID_TXN_STATE, 'transactions: not yet implemented (SEAM)');
   }
 
   /** Sends everything buffered now, ignoring linger, and resolves once all of it is acknowledged or failed. */
