@@ -249,6 +249,18 @@ describe('tx_money checker', () => {
     expect(r.stats.zombieRefused).to.equal(1);
   });
 
+  it('uncommitted-visible: a late zombie leg swept up by the next instance\'s commit (its commit never called)', () => {
+    const w = clean();
+    w.history.push({ kind: 'txn-init', invokeMs: 50, completeMs: 51, transactionalId: 'tx-0', instance: 2, producer: 'm0.2', outcome: 'ok' });
+    const op = w.transfer({ txn: 't13', from: 0, to: 1, amount: 1, instance: 1, outcome: 'unknown' });
+    const late = { ...op, invokeMs: 70 } as TxnOp & { endInvokeMs?: number };
+    delete late.endInvokeMs;
+    w.history[w.history.indexOf(op)] = late;
+    expect(types(w)).to.deep.equal(['uncommitted-visible', 'zombie-write']);
+    const r = checkMoney(w.history, w.final());
+    expect(r.stats.zombieTxns).to.equal(1);
+  });
+
   it('duplicate: one leg committed twice (a retried batch appended again)', () => {
     const w = clean();
     const op = w.transfer({ txn: 't11', from: 0, to: 1, amount: 6 });

@@ -35,7 +35,11 @@
 //                        is committed
 //   zombie-commit        a commit() called after a newer instance of the same
 //                        transactional id finished its init does not resolve
-//   zombie-write         ... and none of that transaction's records is committed
+//   zombie-write         ... and none of that transaction's records is committed (nor
+//                        of one that began after it: a late write is refused)
+//   uncommitted-visible  no record of a transaction whose commit() was never called
+//                        is committed (a zombie's late records swept up by the next
+//                        instance's COMMIT marker: what KIP-890 verification stops)
 //   foreign-transaction  every committed leg belongs to a transaction the history
 //                        records (the workload records every transaction it starts)
 //   balance-sum          the balances a read_committed reader builds sum to the
@@ -270,11 +274,13 @@ function checkTransactions(
       else stats.commitsVerified++;
     }
     if ((t.intent === 'abort' || t.outcome === 'aborted') && visible.length > 0) add('aborted-visible', `${what}: records committed at ${visible.join(', ')}`);
-    const fencedBy = t.endInvokeMs === undefined ? undefined
-      : (initsById.get(t.transactionalId) ?? []).find((i) => i.instance > t.instance && i.completeMs < t.endInvokeMs!);
+    if (t.endInvokeMs === undefined && visible.length > 0) add('uncommitted-visible', `${what}: commit() was never called, yet records are committed at ${visible.join(', ')}`);
+    // A zombie: its commit (or, when it never got that far, its first send) came after a newer instance's init.
+    const ref = t.endInvokeMs ?? t.invokeMs;
+    const fencedBy = (initsById.get(t.transactionalId) ?? []).find((i) => i.instance > t.instance && i.completeMs < ref);
     if (fencedBy) {
       stats.zombieTxns++;
-      const why = `${what}: ended at ${t.endInvokeMs} ms after instance ${fencedBy.instance} (${fencedBy.producer}) finished its init at ${fencedBy.completeMs} ms`;
+      const why = `${what}: ${t.endInvokeMs === undefined ? 'began' : 'ended'} at ${ref} ms after instance ${fencedBy.instance} (${fencedBy.producer}) finished its init at ${fencedBy.completeMs} ms`;
       if (t.outcome === 'committed') add('zombie-commit', why);
       if (visible.length > 0) add('zombie-write', `${why}; records committed at ${visible.join(', ')}`);
       if (t.outcome !== 'committed' && visible.length === 0) stats.zombieRefused++;
