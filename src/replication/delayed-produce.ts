@@ -26,14 +26,15 @@ export interface ProduceWait {
   readonly out: ProducePartitionResponse;
 }
 
-export class DelayedProduce extends DelayedOperation {
+/** `T`: the answer the statuses are part of (a produce's, or the coordinator's WriteTxnMarkers). */
+export class DelayedProduce<T = ProduceResponse> extends DelayedOperation {
   private readonly pending: Set<ProduceWait>;
 
   constructor(
     waits: readonly ProduceWait[],
     timeoutMs: number,
-    private readonly response: ProduceResponse,
-    private readonly answer: (res: ProduceResponse) => void,
+    private readonly response: T,
+    private readonly answer: (res: T) => void,
   ) {
     super();
     this.pending = new Set(waits);

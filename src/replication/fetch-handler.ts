@@ -13,6 +13,13 @@
 //   handler's purgatory: appends wake it (consumers' and sessionless fetches
 //   by partition key, sessions by their own key), and a consumer's also by
 //   HW moves (a follower's waits for data; it hears of the HW with it).
+// - read_committed consumers (KIP-98) read up to the last stable offset
+//   (min(first open transaction, HW): producer-state-store.ts) and get the
+//   aborted transactions overlapping what they read, from the segments'
+//   transaction indexes; the LSO only moves with an append (a marker) or an
+//   HW move, both of which wake waiting fetches. Every consumer answer
+//   carries the LSO (read_uncommitted: from producer state already built,
+//   else the HW).
 // - Reassignment traffic (to a replica being added, or to an out-of-sync
 //   follower the topic lists in leader.replication.throttled.replicas) is
 //   throttled by one token bucket when the cluster sets
@@ -21,7 +28,7 @@
 import type { Clock, Scheduler } from '../util/clock.js';
 import { Errors, SluiceError } from '../util/errors.js';
 import { throttledReplicasInclude } from '../metadata/config-defs.js';
-import { SESSIONLESS_EPOCH, type FetchPartition, type FetchPartitionResponse, type FetchRequest, type FetchResponse } from '../protocol/apis/fetch.js';
+import { READ_COMMITTED, SESSIONLESS_EPOCH, type FetchPartition, type FetchPartitionResponse, type FetchRequest, type FetchResponse } from '../protocol/apis/fetch.js';
 import { Purgatory } from './delayed.js';
 import { DelayedFetch, type FetchRead } from './delayed-fetch.js';
 import {
@@ -30,12 +37,15 @@ import {
 import type { HostedPartitions } from './hosted-partitions.js';
 import { partitionKey, type Partition } from './partition.js';
 import { failure, failureOf, NONE } from './partition-errors.js';
+import type { ProducerStateStore } from './producer-state-store.js';
 import { TokenBucket } from './rules/throttle.js';
 
 export interface FetchHandlerOptions {
   readonly hosted: HostedPartitions;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
+  /** The last stable offsets (open transactions per partition). */
+  readonly producerStates: ProducerStateStore;
   /** The HW of `p` moved on a follower's fetch (waiting produces and fetches re-check). */
   readonly onHighWatermarkMoved: (p: Partition) => void;
   /** A follower outside `p`'s ISR fetched: it may be due to join (an AlterPartition). */
@@ -158,7 +168,7 @@ export class FetchHandler {
     const included: Array<{ sp: SessionPartition; out: FetchPartitionResponse; told: PartitionAnswer }> = [];
     for (const sp of parts) {
       if (this.idleInSession(sp)) continue;
-      const out = this.readOne(sp.topic, sp, req.replicaId, remaining);
+      const out = this.readOne(sp.topic, sp, req.replicaId, remaining, false);
       const recordBytes = out.records.length;
       bytes += recordBytes;
       remaining -= recordBytes;
@@ -207,7 +217,7 @@ export class FetchHandler {
     const topics = req.topics.map((t) => ({
       name: t.name,
       partitions: t.partitions.map((fp) => {
-        const out = this.readOne(t.name, fp, req.replicaId, remaining);
+        const out = this.readOne(t.name, fp, req.replicaId, remaining, req.replicaId < 0 && req.isolationLevel === READ_COMMITTED);
         bytes += out.records.length;
         remaining -= out.records.length;
         if (out.errorCode !== 0) anyError = true;
@@ -218,27 +228,33 @@ export class FetchHandler {
     return { bytes, anyError, answer: () => response };
   }
 
-  private readOne(topic: string, fp: FetchPartition, replicaId: number, remainingBytes: number): FetchPartitionResponse {
+  private readOne(topic: string, fp: FetchPartition, replicaId: number, remainingBytes: number, readCommitted: boolean): FetchPartitionResponse {
     const out: FetchPartitionResponse = { partition: fp.partition, ...NONE, highWatermark: -1, logStartOffset: -1, lastStableOffset: -1, abortedTransactions: null, records: EMPTY };
     const p = this.hosted.get(partitionKey(topic, fp.partition));
     const problem = this.hosted.problemOf(p, topic, fp.partition, fp.currentLeaderEpoch);
     if (problem) return Object.assign(out, failure(problem.error, problem.message));
     const log = p!.log;
     out.highWatermark = log.highWatermark;
-    out.lastStableOffset = log.highWatermark;
     out.logStartOffset = log.logStartOffset;
     if (replicaId >= 0) out.logEndOffset = log.logEndOffset;
-    if (remainingBytes <= 0) return out;
-    const rate = replicaId >= 0 && this.throttled(p!, topic, replicaId) ? this.throttleRate() : -1;
-    const allowed = rate > 0 ? this.throttle.available(rate) : Infinity;
-    if (allowed <= 0) return out;
     try {
-      const limit = replicaId >= 0 ? log.logEndOffset : log.highWatermark;
+      // A read_committed read needs the exact LSO (its table is built if need be); others report what is known.
+      out.lastStableOffset = replicaId >= 0 ? log.highWatermark
+        : readCommitted ? this.opts.producerStates.lastStableOffset(p!) : this.opts.producerStates.lastStableOffsetIfKnown(p!);
+      if (readCommitted) out.abortedTransactions = [];
+      if (remainingBytes <= 0) return out;
+      const rate = replicaId >= 0 && this.throttled(p!, topic, replicaId) ? this.throttleRate() : -1;
+      const allowed = rate > 0 ? this.throttle.available(rate) : Infinity;
+      if (allowed <= 0) return out;
+      const limit = replicaId >= 0 ? log.logEndOffset : readCommitted ? out.lastStableOffset : log.highWatermark;
       const r = log.read(fp.fetchOffset, Math.min(fp.partitionMaxBytes, remainingBytes, allowed), { maxOffset: limit });
       out.records = r.records;
       if (rate > 0) this.throttle.take(r.records.length);
+      if (readCommitted && r.records.length > 0) {
+        out.abortedTransactions = log.abortedTransactions(r.firstOffset, r.nextOffset).map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset }));
+      }
     } catch (err) {
-      Object.assign(out, failureOf(err));
+      Object.assign(out, failureOf(err), { records: EMPTY, abortedTransactions: readCommitted ? [] : null });
     }
     return out;
   }

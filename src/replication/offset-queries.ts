@@ -1,6 +1,6 @@
 // The offset APIs a leader answers from its log: ListOffsets (by time,
-// earliest, latest, max timestamp — consumers see up to the HW, replicas up
-// to the log end), OffsetForLeaderEpoch (where an epoch ends: a follower's
+// earliest, latest, max timestamp — consumers see up to the HW, read_committed
+// ones up to the last stable offset, replicas up to the log end), OffsetForLeaderEpoch (where an epoch ends: a follower's
 // truncation point), and DeleteRecords (moves the log start up, to at most
 // the HW; checkpointed before the answer so a restart does not bring the
 // deleted records back, and waiting fetches are woken so followers hear at once).
@@ -12,14 +12,18 @@ import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
   type EpochEndOffsetResponse, type ListOffsetsPartitionResponse, type ListOffsetsRequest, type OffsetForLeaderEpochRequest,
 } from '../protocol/apis/offsets.js';
+import { READ_COMMITTED } from '../protocol/apis/fetch.js';
 import { DELETE_TO_HIGH_WATERMARK, type DeleteRecordsPartitionResponse, type DeleteRecordsRequest, type DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
 import type { HostedPartitions } from './hosted-partitions.js';
 import type { Partition } from './partition.js';
 import { failure, failureOf, NONE } from './partition-errors.js';
+import type { ProducerStateStore } from './producer-state-store.js';
 
 export interface OffsetQueriesOptions {
   readonly hosted: HostedPartitions;
   readonly logs: LogManager;
+  /** The last stable offsets, for read_committed queries. */
+  readonly producerStates: ProducerStateStore;
   /** `p`'s log start moved: its waiting fetches re-check. */
   readonly onLogStartMoved: (p: Partition) => void;
 }
@@ -42,7 +46,13 @@ export class OffsetQueries {
           if (problem) return Object.assign(out, failure(problem.error, problem.message));
           const log = p!.log;
           out.leaderEpoch = p!.leaderEpoch;
-          const visibleEnd = req.replicaId >= 0 ? log.logEndOffset : log.highWatermark;
+          let visibleEnd: number;
+          try {
+            visibleEnd = req.replicaId >= 0 ? log.logEndOffset
+              : req.isolationLevel === READ_COMMITTED ? this.opts.producerStates.lastStableOffset(p!) : log.highWatermark;
+          } catch (err) {
+            return Object.assign(out, failureOf(err));
+          }
           if (q.timestamp === LATEST_TIMESTAMP) out.offset = visibleEnd;
           else if (q.timestamp === EARLIEST_TIMESTAMP) out.offset = log.logStartOffset;
           else if (q.timestamp < 0 && q.timestamp !== MAX_TIMESTAMP) return Object.assign(out, failure(Errors.INVALID_REQUEST, `timestamp ${q.timestamp} is neither -1, -2, -3 nor a time`));

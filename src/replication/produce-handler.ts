@@ -7,6 +7,18 @@
 // this handler's purgatory until each batch's HW passes it, the ISR shrinks
 // below min.insync.replicas, leadership moves, or the timeout.
 //
+// Transactions (KIP-98, KIP-890; docs/replication.md "Transactions"): a
+// client may not write control batches (INVALID_RECORD) nor transactional
+// ones without naming its transactionalId (INVALID_REQUEST); before the
+// first transactional batch of a producer with no transaction open on the
+// partition, the leader asks the TxnVerifier (the coordinator) whether the
+// partition is in its open transaction, and appends only if so — and only if
+// no marker for that producer landed meanwhile (INVALID_TXN_STATE). Batches
+// of origin 'coordinator' skip the verification and the sequence rules.
+// writeTxnMarkers appends the coordinator's COMMIT/ABORT markers (fenced by
+// producer epoch and coordinator epoch), waits for them as acks=all, and
+// tells the marker listeners of each one committed.
+//
 // Durability: 'replication' (default, Kafka's) counts an appended batch
 // toward the HW at once; 'fsync' counts it only once it is fsynced — by a
 // group flush across partitions on the next scheduler turn after appends.
@@ -17,16 +29,29 @@ import type { Logger } from '../util/logger.js';
 import { mutant } from '../util/mutants.js';
 import { asBuffer } from '../util/node-bytes.js';
 import { checkRecordBatches } from '../record/record-batch.js';
+import { producerFactsIn } from './producer-state-scan.js';
 import { recompressBatches, topicCompression } from '../record/recompress.js';
 import type { ProducePartitionResponse, ProduceRequest, ProduceResponse } from '../protocol/apis/produce.js';
+import type { TopicResults, TxnMarker, WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../protocol/apis/transactions.js';
+import { encodeTxnMarker } from '../record/control-batch.js';
+import type { TxnMarkerApplied, TxnRefusal, TxnVerifier } from './txn-seams.js';
 import { Purgatory } from './delayed.js';
 import { DelayedProduce, type ProduceWait } from './delayed-produce.js';
 import type { HostedPartitions } from './hosted-partitions.js';
-import type { Partition } from './partition.js';
-import { failure, failureOf, NONE } from './partition-errors.js';
+import { partitionKey, type Partition } from './partition.js';
+import { failure, failureOf, NONE, type PartitionError } from './partition-errors.js';
 import type { ProducerStateStore } from './producer-state-store.js';
 
 export type DurabilityMode = 'replication' | 'fsync';
+
+/**
+ * Who asks for an append. 'client': a producer (every rule applies).
+ * 'coordinator': a coordinator of this cluster writing to its internal topic
+ * (the group coordinator's TxnOffsetCommit batches): transactional batches
+ * with base sequence -1 are allowed and are not verified with the
+ * transaction coordinator, which already checked the producer.
+ */
+export type ProduceOrigin = 'client' | 'coordinator';
 
 export interface ProduceHandlerOptions {
   readonly hosted: HostedPartitions;
@@ -38,6 +63,19 @@ export interface ProduceHandlerOptions {
   readonly onHighWatermarkMoved: (p: Partition) => void;
   /** New records in `p` (waiting fetches re-check). */
   readonly onAppended: (p: Partition) => void;
+  /** The coordinator to verify transactional writes with (KIP-890); none: they are appended unverified. */
+  readonly txnVerifier: () => TxnVerifier | undefined;
+  /** Every marker committed (the HW passed it) on a partition this broker leads. */
+  readonly onMarkerCommitted: (m: TxnMarkerApplied) => void;
+}
+
+/** One partition of a produce request whose producer the coordinator must vouch for first. */
+interface Verification {
+  readonly topic: string;
+  readonly partition: number;
+  readonly p: Partition;
+  readonly producerId: number;
+  readonly producerEpoch: number;
 }
 
 export class ProduceHandler {
@@ -57,27 +95,111 @@ export class ProduceHandler {
     return this.purgatory.size;
   }
 
-  /** Appends to the leaders' logs; with acks=all, resolves once the HW passed every batch (or the timeout). */
-  produce(req: ProduceRequest): Promise<ProduceResponse> | ProduceResponse {
+  /**
+   * Appends to the leaders' logs; with acks=all, resolves once the HW passed
+   * every batch (or the timeout). Asynchronous also while the coordinator
+   * verifies a transactional producer (KIP-890).
+   */
+  produce(req: ProduceRequest, origin: ProduceOrigin = 'client'): Promise<ProduceResponse> | ProduceResponse {
+    const verifier = origin === 'client' && req.transactionalId ? this.opts.txnVerifier() : undefined;
+    const checks = verifier ? this.verificationsOf(req) : [];
+    if (checks.length === 0) return this.appendAll(req, origin, new Map());
+    return this.verify(verifier!, req.transactionalId!, checks).then((refused) => this.appendAll(req, origin, refused));
+  }
+
+  private appendAll(req: ProduceRequest, origin: ProduceOrigin, refused: ReadonlyMap<string, PartitionError>): Promise<ProduceResponse> | ProduceResponse {
     const waits: ProduceWait[] = [];
     const response: ProduceResponse = {
       topics: req.topics.map((t) => ({
         name: t.name,
-        partitions: t.partitions.map((pd) => this.appendOne(req.acks, t.name, pd.partition, pd.records, waits)),
+        partitions: t.partitions.map((pd) => {
+          const refusal = refused.get(partitionKey(t.name, pd.partition));
+          if (refusal) return { partition: pd.partition, ...refusal, baseOffset: -1, logStartOffset: -1 };
+          return this.appendOne(req, origin, t.name, pd.partition, pd.records, waits);
+        }),
       })),
     };
+    return this.awaitReplication(waits, req.timeoutMs, response);
+  }
+
+  private awaitReplication<T>(waits: ProduceWait[], timeoutMs: number, response: T): Promise<T> | T {
     if (waits.length === 0) return response;
     return new Promise((resolve) => {
-      const op = new DelayedProduce(waits, req.timeoutMs, response, resolve);
-      this.purgatory.tryCompleteElseWatch(op, op.keys, req.timeoutMs);
+      const op = new DelayedProduce<T>(waits, timeoutMs, response, resolve);
+      this.purgatory.tryCompleteElseWatch(op, op.keys, timeoutMs);
     });
   }
 
-  private appendOne(acks: number, topic: string, index: number, records: Buffer, waits: ProduceWait[]): ProducePartitionResponse {
+  /** The partitions of `req` whose transactional producer has no transaction open there yet (checked again at the append). */
+  private verificationsOf(req: ProduceRequest): Verification[] {
+    const out: Verification[] = [];
+    for (const t of req.topics) {
+      for (const pd of t.partitions) {
+        const p = this.hosted.find(t.name, pd.partition);
+        if (!p?.leader) continue;
+        const facts = producerFactsIn(pd.records);
+        if (facts === null) continue;
+        const seen = new Set<number>();
+        for (const b of facts) {
+          if (b.isTransactional !== true || b.control !== undefined || b.producerId < 0 || seen.has(b.producerId)) continue;
+          seen.add(b.producerId);
+          try {
+            if (this.opts.producerStates.needsVerification(p, b.producerId, b.producerEpoch)) {
+              out.push({ topic: t.name, partition: pd.partition, p, producerId: b.producerId, producerEpoch: b.producerEpoch });
+            }
+          } catch {
+            // The producer state could not be read (a storage error): appendOne answers it.
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Asks the coordinator about each partition; the refusals by partition key (a marker landing meanwhile is one too). */
+  private async verify(verifier: TxnVerifier, transactionalId: string, checks: readonly Verification[]): Promise<Map<string, PartitionError>> {
+    const refused = new Map<string, PartitionError>();
+    await Promise.all(checks.map(async (c) => {
+      const guard = this.opts.producerStates.txnGuard(c.p, c.producerId);
+      let answer: TxnRefusal | null;
+      try {
+        answer = await verifier.verify({ transactionalId, producerId: c.producerId, producerEpoch: c.producerEpoch, topic: c.topic, partition: c.partition });
+      } catch (err) {
+        this.opts.logger.warn({ topic: c.topic, partition: c.partition, err: (err as Error).message }, 'transaction verification failed');
+        answer = { error: Errors.COORDINATOR_NOT_AVAILABLE, message: `could not verify the transaction of ${transactionalId}: ${(err as Error).message}` };
+      }
+      const key = partitionKey(c.topic, c.partition);
+      if (answer !== null) refused.set(key, failure(answer.error, answer.message));
+      else if (c.p.log.isClosed || this.opts.producerStates.txnGuard(c.p, c.producerId) !== guard) {
+        refused.set(key, failure(Errors.INVALID_TXN_STATE, `a transaction marker of producer ${c.producerId} reached ${key} while its transaction was verified`));
+      }
+    }));
+    return refused;
+  }
+
+  /** Why a client may not append these batches (transactional rules), or null. */
+  private clientProblem(req: ProduceRequest, records: Buffer): PartitionError | null {
+    const facts = producerFactsIn(records);
+    if (facts === null) return null; // the log's validation says why
+    for (const b of facts) {
+      if (b.control !== undefined) return failure(Errors.INVALID_RECORD, 'clients may not write control batches');
+      if (b.isTransactional !== true) continue;
+      if (b.producerId < 0) return failure(Errors.INVALID_RECORD, 'a transactional batch needs a producer id');
+      if (!req.transactionalId) return failure(Errors.INVALID_REQUEST, 'transactional batches need the producer\'s transactionalId in the request');
+    }
+    return null;
+  }
+
+  private appendOne(req: ProduceRequest, origin: ProduceOrigin, topic: string, index: number, records: Buffer, waits: ProduceWait[]): ProducePartitionResponse {
+    const acks = req.acks;
     const out: ProducePartitionResponse = { partition: index, ...NONE, baseOffset: -1, logStartOffset: -1 };
     const p = this.hosted.find(topic, index);
     const problem = this.hosted.problemOf(p, topic, index, -1);
     if (problem) return Object.assign(out, failure(problem.error, problem.message));
+    if (origin === 'client') {
+      const refusal = this.clientProblem(req, records);
+      if (refusal) return Object.assign(out, refusal);
+    }
     const leader = p!.leader!;
     const minIsr = this.hosted.minInsyncReplicas(topic);
     if (acks === -1 && !p!.hasEnoughReplicas(minIsr)) {
@@ -88,7 +210,7 @@ export class ProduceHandler {
       // proves the bytes are what the producer sent (found by the fuzz test).
       checkRecordBatches(records);
       // Idempotence: a retried batch already in the log is answered with its original offsets, not appended again.
-      const idem = this.opts.producerStates.checkProduce(p!, records);
+      const idem = this.opts.producerStates.checkProduce(p!, records, origin);
       if (idem.kind === 'duplicate' && !mutant('idempotent-duplicate-append')) {
         out.baseOffset = idem.firstOffset;
         out.logStartOffset = p!.log.logStartOffset;
@@ -105,6 +227,75 @@ export class ProduceHandler {
       if (acks === -1) waits.push({ p: p!, leader, lastOffset: info.lastOffset, minIsr, out });
       // Last: should it fail, the batch is in the log and the table, behind it, is rebuilt at the next check.
       this.opts.producerStates.afterAppend(p!, stored);
+    } catch (err) {
+      Object.assign(out, failureOf(err));
+    }
+    return out;
+  }
+
+  /**
+   * Appends the coordinator's markers (WriteTxnMarkers) to the partitions this
+   * broker leads and waits for each as acks=all, up to `timeoutMs`; every
+   * marker committed is told to the marker listeners. Per-partition errors:
+   * not the leader, too few in-sync replicas, INVALID_PRODUCER_EPOCH or
+   * TRANSACTION_COORDINATOR_FENCED (producer-state rules), storage errors.
+   */
+  writeTxnMarkers(req: WriteTxnMarkersRequest, timeoutMs: number, nowMs: number): Promise<WriteTxnMarkersResponse> | WriteTxnMarkersResponse {
+    const waits: ProduceWait[] = [];
+    const written: Array<{ applied: Omit<TxnMarkerApplied, 'offset'>; out: ProducePartitionResponse }> = [];
+    const response: WriteTxnMarkersResponse = {
+      markers: req.markers.map((m) => ({
+        producerId: m.producerId,
+        topics: m.topics.map((t): TopicResults => ({
+          name: t.name,
+          partitions: t.partitions.map((index) => {
+            const out = this.appendMarker(m, t.name, index, nowMs, waits);
+            if (out.errorCode === 0) {
+              written.push({
+                applied: { topic: t.name, partition: index, producerId: m.producerId, producerEpoch: m.producerEpoch, committed: m.transactionResult, coordinatorEpoch: m.coordinatorEpoch },
+                out,
+              });
+            }
+            return out;
+          }),
+        })),
+      })),
+    };
+    const finish = (): WriteTxnMarkersResponse => {
+      for (const w of written) if (w.out.errorCode === 0) this.opts.onMarkerCommitted({ ...w.applied, offset: w.out.baseOffset });
+      return {
+        markers: response.markers.map((m) => ({
+          producerId: m.producerId,
+          topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((o) => ({ partition: o.partition, errorCode: o.errorCode, errorMessage: o.errorMessage })) })),
+        })),
+      };
+    };
+    const waited = this.awaitReplication(waits, timeoutMs, response);
+    return waited instanceof Promise ? waited.then(finish) : finish();
+  }
+
+  private appendMarker(m: TxnMarker, topic: string, index: number, nowMs: number, waits: ProduceWait[]): ProducePartitionResponse {
+    const out: ProducePartitionResponse = { partition: index, ...NONE, baseOffset: -1, logStartOffset: -1 };
+    const p = this.hosted.find(topic, index);
+    const problem = this.hosted.problemOf(p, topic, index, -1);
+    if (problem) return Object.assign(out, failure(problem.error, problem.message));
+    const leader = p!.leader!;
+    const minIsr = this.hosted.minInsyncReplicas(topic);
+    if (!p!.hasEnoughReplicas(minIsr)) {
+      return Object.assign(out, failure(Errors.NOT_ENOUGH_REPLICAS, `${p!.key} has ${p!.isr.length} in-sync replicas, min.insync.replicas is ${minIsr}`));
+    }
+    try {
+      const verdict = this.opts.producerStates.checkMarker(p!, m.producerId, m.producerEpoch, m.transactionResult, m.coordinatorEpoch);
+      if (verdict.kind === 'reject') return Object.assign(out, failure(verdict.error, verdict.message));
+      const marker = asBuffer(encodeTxnMarker({
+        producerId: m.producerId, producerEpoch: m.producerEpoch, committed: m.transactionResult, coordinatorEpoch: m.coordinatorEpoch, timestampMs: nowMs,
+      }));
+      const info = p!.log.append(marker, { leaderEpoch: p!.leaderEpoch, crcChecked: true });
+      out.baseOffset = info.baseOffset;
+      out.logStartOffset = info.logStartOffset;
+      this.afterLeaderAppend(p!);
+      waits.push({ p: p!, leader, lastOffset: info.lastOffset, minIsr, out });
+      this.opts.producerStates.afterAppend(p!, marker);
     } catch (err) {
       Object.assign(out, failureOf(err));
     }

@@ -10,6 +10,10 @@
 // records of large batches. It trusts the segment bytes up to each segment's
 // size (the log validated them when it loaded or appended them).
 //
+// Control batches (transaction markers) are the exception to "headers only":
+// their one small record says COMMIT or ABORT and the coordinator epoch
+// (record/control-batch.ts), so the scan reads them whole.
+//
 // Producer ids are int64 on the wire; ids beyond 2^53 cannot be told apart as
 // numbers, so they read as UNSAFE_PRODUCER_ID: a leader refuses them and the
 // rebuild ignores them (no leader ever accepted one).
@@ -18,15 +22,16 @@ import * as path from 'node:path';
 import { AssertionError } from '../util/assert.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import {
-  BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, BASE_SEQUENCE_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD_BYTES, MAX_TIMESTAMP_OFFSET,
-  PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, RECORD_BATCH_HEADER_BYTES, batchSizeAt,
+  ATTRIBUTES_OFFSET, BASE_OFFSET_OFFSET, BATCH_LENGTH_OFFSET, BASE_SEQUENCE_OFFSET, CONTROL_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD_BYTES,
+  MAX_TIMESTAMP_OFFSET, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, RECORD_BATCH_HEADER_BYTES, TRANSACTIONAL_FLAG_MASK, batchSizeAt,
 } from '../record/batch-header.js';
+import { parseControlBatch } from '../record/control-batch.js';
 import { int64At } from '../storage/batch-scanner.js';
 import { LOG_FILE_SUFFIX, segmentFileName } from '../storage/segment.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { FileSystem } from '../util/file-system.js';
 import { readFully } from '../util/fs-util.js';
-import type { AppendedBatch } from './rules/producer-state.js';
+import type { AppendedBatch, ControlFacts } from './rules/producer-state.js';
 
 /** A producer id not representable as a JS number. */
 export const UNSAFE_PRODUCER_ID = -2;
@@ -35,17 +40,42 @@ const SCAN_BUFFER_BYTES = 64 * 1024;
 /** What is read for the next header after a batch larger than the buffer: the header and a little more. */
 const HEADER_READ_BYTES = 4 * 1024;
 
-/** The producer facts of the batch whose header starts at `pos` (which must hold a whole header). */
+/**
+ * The producer facts of the batch whose header starts at `pos` (which must
+ * hold a whole header, and the whole batch if it is a control batch).
+ * A control batch that does not parse reads as a control batch that is not
+ * a marker (the leader never appends one: produce refuses client control
+ * batches and the coordinator's are built by record/control-batch.ts).
+ */
 export function producerFactsAt(buf: Buffer, pos: number): AppendedBatch {
   const pid = int64At(buf, pos + PRODUCER_ID_OFFSET);
-  return {
+  const attributes = buf.readInt16BE(pos + ATTRIBUTES_OFFSET);
+  const facts: AppendedBatch = {
     baseOffset: int64At(buf, pos + BASE_OFFSET_OFFSET),
     producerId: Number.isSafeInteger(pid) ? pid : UNSAFE_PRODUCER_ID,
     producerEpoch: buf.readInt16BE(pos + PRODUCER_EPOCH_OFFSET),
     baseSequence: buf.readInt32BE(pos + BASE_SEQUENCE_OFFSET),
     lastOffsetDelta: buf.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET),
     maxTimestamp: int64At(buf, pos + MAX_TIMESTAMP_OFFSET),
+    isTransactional: (attributes & TRANSACTIONAL_FLAG_MASK) !== 0,
   };
+  if ((attributes & CONTROL_FLAG_MASK) === 0) return facts;
+  return { ...facts, control: controlFactsAt(buf, pos) };
+}
+
+function controlFactsAt(buf: Buffer, pos: number): ControlFacts {
+  try {
+    const c = parseControlBatch(buf, pos);
+    return c.kind === 'marker' ? { kind: 'marker', committed: c.committed, coordinatorEpoch: c.coordinatorEpoch } : { kind: 'other' };
+  } catch (err) {
+    if (!isSluiceError(err)) throw err;
+    return { kind: 'other' };
+  }
+}
+
+/** Whether the batch header at `pos` is a control batch's (its facts need the whole batch). */
+function isControlAt(buf: Buffer, pos: number): boolean {
+  return (buf.readInt16BE(pos + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
 }
 
 /**
@@ -112,6 +142,17 @@ function scanSegment(fs: FileSystem, fd: number, sizeBytes: number, buf: Buffer,
     const at = pos - bufStart;
     const size = LOG_OVERHEAD_BYTES + buf.readInt32BE(at + BATCH_LENGTH_OFFSET);
     if (size < RECORD_BATCH_HEADER_BYTES || pos + size > sizeBytes) throw shortFile(pos, sizeBytes, `batch size ${size}`);
+    if (isControlAt(buf, at) && pos + size > bufStart + bufLen) {
+      // A marker is read whole (they are tiny: one short record).
+      const whole = size <= buf.length ? buf : Buffer.allocUnsafe(size);
+      if (readFully(fs, fd, whole, 0, size, pos) < size) throw shortFile(pos, sizeBytes, 'control batch cut short');
+      onBatch(producerFactsAt(whole, 0));
+      bufStart = pos;
+      bufLen = whole === buf ? size : 0;
+      lastBatchBytes = size;
+      pos += size;
+      continue;
+    }
     onBatch(producerFactsAt(buf, at));
     lastBatchBytes = size;
     pos += size;

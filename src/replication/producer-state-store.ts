@@ -23,6 +23,19 @@
 // property, a log with the same (epoch, start offset) entries and end holds the
 // same batches — and is then deleted, so a later crash rebuilds by scanning.
 //
+// Transactions: the tables also hold each producer's open transaction, so
+// the store answers the partition's last stable offset (LSO = min(first
+// unstable offset, HW), never below the log start) and whether a
+// transactional write needs KIP-890 verification. Every ABORT marker applied
+// is indexed in the log (storage/txn-index.ts) with the LSO of that moment;
+// a rebuild from the log resets every segment's index to the aborts it read,
+// which is what repairs the indexes after a crash (no snapshot then, so the
+// first use of the table rebuilds it) or a malformed .txnindex (the snapshot
+// is then ignored). The LSO of a read_committed read always comes from a
+// table in step with the log (built if needed); a read_uncommitted fetch
+// reports it only from a table already built (else the HW), so plain
+// consumers never pay for a scan.
+//
 // Expiry (Kafka's producer.id.expiration.ms): producers whose last batch's
 // timestamp is older than `expirationMs` are forgotten, checked every
 // PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS; a later batch of theirs that does
@@ -36,11 +49,13 @@ import { writeFileAtomic } from '../util/fs-util.js';
 import { batchProblem, batchSizeAt } from '../record/batch-header.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { Partition } from './partition.js';
-import { ProducerStateTable, type AppendedBatch } from './rules/producer-state.js';
+import { ProducerStateTable, type AppendOrigin, type AppendedBatch, type ControlFacts, type Verdict } from './rules/producer-state.js';
+import type { AbortedTxn } from '../storage/txn-index.js';
 import { UNSAFE_PRODUCER_ID, producerFactsIn, scanLogProducerFacts } from './producer-state-scan.js';
 
 export const PRODUCER_STATE_SNAPSHOT_FILE = 'producer-state.snapshot';
-const SNAPSHOT_VERSION = 1;
+/** 2: entries carry their open transaction, coordinator epoch and last marker (version 1 snapshots are ignored: the log is scanned). */
+const SNAPSHOT_VERSION = 2;
 /** Kafka's producer.id.expiration.ms default: one day. */
 export const PRODUCER_ID_EXPIRATION_MS_DEFAULT = 24 * 60 * 60 * 1000;
 /** Kafka's producer.id.expiration.check.interval.ms default. */
@@ -69,7 +84,7 @@ export class ProducerStateStore {
     return this.tables.get(p);
   }
 
-  /** A new replica: takes its snapshot from a clean shutdown, if it still matches the log. */
+  /** A new replica: takes its snapshot from a clean shutdown, if it still matches the log (and its aborted-transaction indexes are whole). */
   open(p: Partition): void {
     const file = path.join(p.log.dir, PRODUCER_STATE_SNAPSHOT_FILE);
     let text: string;
@@ -78,7 +93,7 @@ export class ProducerStateStore {
     } catch {
       return; // none (the usual case), or unreadable: the table is built from the log when needed
     }
-    const table = snapshotTable(text, p.log);
+    const table = p.log.txnIndexDamaged ? null : snapshotTable(text, p.log);
     if (table) this.tables.set(p, table);
     else this.opts.logger.info({ topic: p.topic, partition: p.index }, 'producer state snapshot does not match the log; ignoring it');
     try {
@@ -99,14 +114,14 @@ export class ProducerStateStore {
    * refused or duplicate batch fails its CRC). Malformed bytes pass as
    * 'append': the log's validation refuses them.
    */
-  checkProduce(p: Partition, buf: Buffer): ProduceCheck {
+  checkProduce(p: Partition, buf: Buffer, origin: AppendOrigin = 'client'): ProduceCheck {
     const facts = producerFactsIn(buf);
     if (facts === null) return { kind: 'append' };
     if (facts.some((b) => b.producerId === UNSAFE_PRODUCER_ID)) {
       throw new SluiceError(Errors.INVALID_REQUEST, 'producer id beyond 2^53: this cluster never issues one');
     }
     if (!this.tables.has(p) && facts.every((b) => b.producerId < 0)) return { kind: 'append' };
-    const verdict = this.current(p).checkAppend(facts);
+    const verdict = this.current(p).checkAppend(facts, origin);
     if (verdict.kind === 'append') return verdict;
     // Answering without appending skips the log's CRC check: do it here, so a corrupted retry is never taken for a duplicate.
     for (let pos = 0; pos < buf.length; pos += batchSizeAt(buf, pos)) {
@@ -115,6 +130,48 @@ export class ProducerStateStore {
     }
     if (verdict.kind === 'reject') throw new SluiceError(verdict.error, verdict.message);
     return verdict;
+  }
+
+  /**
+   * Whether a transactional batch of (`producerId`, `producerEpoch`) needs
+   * the coordinator's word before it is appended to `p` (KIP-890 part 1):
+   * the producer has no transaction open here, or opens one at a newer epoch.
+   */
+  needsVerification(p: Partition, producerId: number, producerEpoch: number): boolean {
+    const e = this.current(p).entry(producerId);
+    return e === undefined || e.currentTxnFirstOffset < 0 || producerEpoch > e.epoch;
+  }
+
+  /**
+   * What must not change between asking the coordinator and appending: the
+   * producer's last marker here. A marker landing meanwhile ended the
+   * transaction the coordinator vouched for.
+   */
+  txnGuard(p: Partition, producerId: number): number {
+    return this.current(p).entry(producerId)?.lastMarkerOffset ?? -1;
+  }
+
+  /** The verdict on a marker for `p` before the leader appends it (epoch and coordinator epoch fencing). */
+  checkMarker(p: Partition, producerId: number, producerEpoch: number, committed: boolean, coordinatorEpoch: number): Verdict {
+    const control: ControlFacts = { kind: 'marker', committed, coordinatorEpoch };
+    return this.current(p).checkAppend([{ producerId, producerEpoch, baseSequence: -1, lastOffsetDelta: 0, maxTimestamp: -1, isTransactional: true, control }]);
+  }
+
+  /** The first offset of the oldest open transaction of `p` (the table built if needed), or null. */
+  firstUnstableOffset(p: Partition): number | null {
+    return this.current(p).firstUnstableOffset;
+  }
+
+  /** `p`'s last stable offset: min(first unstable offset, HW), at least the log start (the table built if needed). */
+  lastStableOffset(p: Partition): number {
+    return lsoOf(p, this.current(p).firstUnstableOffset);
+  }
+
+  /** The LSO from a table already in step with the log, else the HW (a read_uncommitted fetch never builds one). */
+  lastStableOffsetIfKnown(p: Partition): number {
+    const table = this.tables.get(p);
+    if (!table || table.endOffset !== p.log.logEndOffset) return p.log.highWatermark;
+    return lsoOf(p, table.firstUnstableOffset);
   }
 
   /** After `buf` (stamped batches) was appended to `p`'s log, as leader or follower. */
@@ -129,7 +186,10 @@ export class ProducerStateStore {
     const base = facts[0]!.baseOffset;
     if (table.endOffset > base && !table.truncateTo(base)) return void this.rebuild(p);
     if (table.endOffset < base) return void this.rebuild(p);
-    for (const b of facts) table.apply(b);
+    for (const b of facts) {
+      const done = table.apply(b);
+      if (done?.aborted) p.log.addAbortedTxn(abortedEntry(done));
+    }
   }
 
   /** Forgets producers idle longer than the expiration, at most once per check interval. */
@@ -172,11 +232,14 @@ export class ProducerStateStore {
     const startedMs = this.opts.clock.monotonicMs();
     const table = new ProducerStateTable(0);
     let batches = 0;
+    const aborts: AbortedTxn[] = [];
     scanLogProducerFacts(p.log, (b: AppendedBatch) => {
-      table.apply(b);
+      const done = table.apply(b);
+      if (done?.aborted) aborts.push(abortedEntry(done));
       batches++;
     });
     table.skipTo(p.log.logEndOffset);
+    p.log.resetAbortedTxns(aborts);
     table.expire(this.opts.clock.nowMs(), this.opts.expirationMs);
     this.tables.set(p, table);
     const facts = { topic: p.topic, partition: p.index, batches, producers: table.size, ms: Math.round(this.opts.clock.monotonicMs() - startedMs) };
@@ -184,6 +247,15 @@ export class ProducerStateStore {
     else this.opts.logger.debug(facts, 'rebuilt producer state from the log');
     return table;
   }
+}
+
+function lsoOf(p: Partition, firstUnstable: number | null): number {
+  const hw = p.log.highWatermark;
+  return firstUnstable === null ? hw : Math.min(hw, Math.max(firstUnstable, p.log.logStartOffset));
+}
+
+function abortedEntry(t: { producerId: number; firstOffset: number; lastOffset: number; lastStableOffset: number }): AbortedTxn {
+  return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: t.lastStableOffset };
 }
 
 /** The table in a snapshot file's text, if it is well formed and matches `log`; else null. */

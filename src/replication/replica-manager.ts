@@ -12,6 +12,11 @@
 //   isr-requests.ts       the AlterPartition calls in flight
 //   replica-fetcher.ts    followers pulling from leaders
 //   partition.ts          one partition: ISR, acks, HW (stored once, in the log)
+//   producer-state-store  idempotent and transactional producer state, the LSO
+//
+// Transactions: produce verifies transactional writes with the injected
+// TxnVerifier (KIP-890), writeTxnMarkers appends the coordinator's markers,
+// and onTxnMarker listeners hear of each marker once committed here.
 //
 // Time is injected: the ISR check timer, purgatory deadlines, image slices,
 // the fsync group commit and the fetchers' back-offs all run on the
@@ -30,7 +35,9 @@ import type { EpochEndOffsetResponse, ListOffsetsPartitionResponse, ListOffsetsR
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../protocol/apis/delete-records.js';
 import { HostedPartitions } from './hosted-partitions.js';
 import { ImageApplier, type LeadershipListener } from './image-applier.js';
-import { ProduceHandler, type DurabilityMode } from './produce-handler.js';
+import { ProduceHandler, type DurabilityMode, type ProduceOrigin } from './produce-handler.js';
+import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../protocol/apis/transactions.js';
+import type { TxnMarkerApplied, TxnVerifier } from './txn-seams.js';
 import { FetchHandler } from './fetch-handler.js';
 import { OffsetQueries } from './offset-queries.js';
 import { IsrRequests, type AlterPartitionAnswer, type AlterPartitionCall } from './isr-requests.js';
@@ -40,7 +47,11 @@ import { PRODUCER_ID_EXPIRATION_MS_DEFAULT, ProducerStateStore } from './produce
 import type { ProducerStateTable } from './rules/producer-state.js';
 
 export type { AlterPartitionAnswer, AlterPartitionCall } from './isr-requests.js';
-export type { DurabilityMode } from './produce-handler.js';
+export type { DurabilityMode, ProduceOrigin } from './produce-handler.js';
+export type { TxnMarkerApplied, TxnVerifier } from './txn-seams.js';
+
+/** Kafka's request.timeout.ms default: how long WriteTxnMarkers waits for its markers to replicate. */
+export const TXN_MARKER_TIMEOUT_MS_DEFAULT = 30_000;
 export type { LeadershipListener } from './image-applier.js';
 
 export interface ReplicaManagerOptions {
@@ -60,7 +71,18 @@ export interface ReplicaManagerOptions {
   readonly fetcher: Omit<FetcherOptions, 'brokerId' | 'brokerEpoch' | 'logger' | 'durability' | 'onAppended' | 'clock' | 'scheduler'>;
   /** Idle producers' state is forgotten after this long (Kafka's producer.id.expiration.ms; default one day). */
   readonly producerIdExpirationMs?: number;
+  /**
+   * The transaction coordinator a leader asks before a producer's first
+   * transactional write to a partition (KIP-890). A getter may return it
+   * once constructed (the coordinator is built after the replica manager).
+   * None: transactional writes are appended unverified.
+   */
+  readonly txnVerifier?: TxnVerifier | (() => TxnVerifier | undefined);
+  /** How long WriteTxnMarkers waits for its markers to reach the ISR (default TXN_MARKER_TIMEOUT_MS_DEFAULT). */
+  readonly txnMarkerTimeoutMs?: number;
 }
+
+export type TxnMarkerListener = (m: TxnMarkerApplied) => void;
 
 export class ReplicaManager {
   private readonly hosted: HostedPartitions;
@@ -73,6 +95,7 @@ export class ReplicaManager {
   private readonly offsets: OffsetQueries;
   private readonly isrRequests: IsrRequests;
   private cancelIsrTimer: (() => void) | undefined;
+  private readonly markerListeners = new Set<TxnMarkerListener>();
 
   constructor(private readonly opts: ReplicaManagerOptions) {
     const hosted = (this.hosted = new HostedPartitions(opts.brokerId));
@@ -94,12 +117,14 @@ export class ReplicaManager {
     this.producer = new ProduceHandler({
       hosted, scheduler: opts.scheduler, logger, durability: opts.durability, producerStates: this.producerStates,
       onHighWatermarkMoved: highWatermarkMoved, onAppended: (p) => this.fetcher.wake(p),
+      txnVerifier: () => (typeof opts.txnVerifier === 'function' ? opts.txnVerifier() : opts.txnVerifier),
+      onMarkerCommitted: (m) => this.tellMarker(m),
     });
     this.fetcher = new FetchHandler({
-      hosted, clock: opts.clock, scheduler: opts.scheduler,
+      hosted, clock: opts.clock, scheduler: opts.scheduler, producerStates: this.producerStates,
       onHighWatermarkMoved: highWatermarkMoved, onFollowerOutsideIsr: (p) => this.isrRequests.maybeRequest(p),
     });
-    this.offsets = new OffsetQueries({ hosted, logs: opts.logs, onLogStartMoved: (p) => this.fetcher.wake(p) });
+    this.offsets = new OffsetQueries({ hosted, logs: opts.logs, producerStates: this.producerStates, onLogStartMoved: (p) => this.fetcher.wake(p) });
     this.applier = new ImageApplier({
       brokerId: opts.brokerId, logs: opts.logs, brokerLogConfig: opts.brokerLogConfig, clock: opts.clock, scheduler: opts.scheduler,
       logger, replicaLagTimeMaxMs: opts.replicaLagTimeMaxMs, hosted, fetchers: this.fetchers, producerStates: this.producerStates,
@@ -190,9 +215,47 @@ export class ReplicaManager {
 
   // ---- the request paths ---------------------------------------------------------
 
-  /** Appends to the leaders' logs; with acks=all, resolves once the HW passed every batch (or the timeout). */
-  produce(req: ProduceRequest): Promise<ProduceResponse> | ProduceResponse {
-    return this.producer.produce(req);
+  /**
+   * Appends to the leaders' logs; with acks=all, resolves once the HW passed
+   * every batch (or the timeout). `origin` 'coordinator': a coordinator of
+   * this broker writing transactional batches with base sequence -1
+   * (TxnOffsetCommit), not verified with the transaction coordinator.
+   */
+  produce(req: ProduceRequest, origin: ProduceOrigin = 'client'): Promise<ProduceResponse> | ProduceResponse {
+    return this.producer.produce(req, origin);
+  }
+
+  /**
+   * The transaction coordinator's COMMIT/ABORT markers (WriteTxnMarkers):
+   * appended on the partitions this broker leads, each answered once in the
+   * ISR (acks=all), with per-partition errors (NOT_LEADER_OR_FOLLOWER,
+   * NOT_ENOUGH_REPLICAS, INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED,
+   * REQUEST_TIMED_OUT, ...). The coordinator retries what failed.
+   */
+  writeTxnMarkers(req: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> | WriteTxnMarkersResponse {
+    return this.producer.writeTxnMarkers(req, this.opts.txnMarkerTimeoutMs ?? TXN_MARKER_TIMEOUT_MS_DEFAULT, this.opts.clock.nowMs());
+  }
+
+  /** Told of every marker committed (the HW passed it) on a partition this broker leads; returns the unsubscribe. */
+  onTxnMarker(listener: TxnMarkerListener): () => void {
+    this.markerListeners.add(listener);
+    return () => this.markerListeners.delete(listener);
+  }
+
+  /** The last stable offset of a hosted partition (min(first open transaction, HW)); undefined if not hosted. */
+  lastStableOffset(topic: string, index: number): number | undefined {
+    const p = this.hosted.find(topic, index);
+    return p && this.producerStates.lastStableOffset(p);
+  }
+
+  private tellMarker(m: TxnMarkerApplied): void {
+    for (const listener of [...this.markerListeners]) {
+      try {
+        listener(m);
+      } catch (err) {
+        this.opts.logger.error({ topic: m.topic, partition: m.partition, err: (err as Error).message }, 'transaction marker listener failed');
+      }
+    }
   }
 
   fetch(req: FetchRequest, isClosed: () => boolean): Promise<FetchResponse> | FetchResponse {

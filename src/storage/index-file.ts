@@ -25,6 +25,8 @@ export abstract class IndexFile {
   private onDisk = false;
   /** Some persisted bytes may not have been fsynced yet. */
   private unsynced = false;
+  /** A truncation dropped persisted entries: the file is longer than the persisted prefix until the next persist. */
+  private fileLonger = false;
 
   protected constructor(
     protected readonly fs: FileSystem,
@@ -51,7 +53,12 @@ export abstract class IndexFile {
 
   /** True when the in-memory entries differ from the file. */
   get dirty(): boolean {
-    return this.persisted !== this.count;
+    return this.persisted !== this.count || this.fileLonger;
+  }
+
+  /** Whether the file exists (as far as this index knows: loaded or persisted). */
+  get hasFile(): boolean {
+    return this.onDisk;
   }
 
   clear(): void {
@@ -84,7 +91,7 @@ export abstract class IndexFile {
 
   /** Writes the entries not yet in the file (after shrinking it to the persisted prefix). */
   persist(fsync: boolean): void {
-    if (!this.dirty && this.onDisk && !(fsync && this.unsynced)) return;
+    if (!this.dirty && this.onDisk && !this.fileLonger && !(fsync && this.unsynced)) return;
     const fs = this.fs;
     const fd = fs.openSync(this.file, 'c');
     try {
@@ -97,6 +104,7 @@ export abstract class IndexFile {
     }
     this.persisted = this.count;
     this.onDisk = true;
+    this.fileLonger = false;
     this.unsynced = !fsync;
   }
 
@@ -111,6 +119,7 @@ export abstract class IndexFile {
     removeIfExists(this.fs, this.file);
     this.persisted = 0;
     this.onDisk = false;
+    this.fileLonger = false;
   }
 
   /** Byte position in `buf` of a new entry at the end (grows the buffer as needed). */
@@ -127,6 +136,7 @@ export abstract class IndexFile {
 
   protected truncateEntries(n: number): void {
     this.count = Math.min(this.count, n);
+    if (this.count < this.persisted) this.fileLonger = this.onDisk;
     this.persisted = Math.min(this.persisted, this.count);
   }
 

@@ -23,6 +23,10 @@
 // - Segments must follow each other without overlap (gaps are allowed: the
 //   cleaner leaves them); a segment that starts before its predecessor ends
 //   is deleted with all later ones.
+// - Each segment's aborted-transaction index (txn-index.ts) keeps only the
+//   entries whose marker the segment still holds; a malformed one is dropped
+//   and reported (`txnIndexDamaged`): the producer state built from the log
+//   puts its entries back (replication/producer-state-store.ts).
 // - The leader-epoch cache is loaded from its checkpoint, or rebuilt from the
 //   batch headers if the file is missing or malformed; it is then cut to the
 //   recovered log's range.
@@ -67,6 +71,8 @@ export interface LoadedLog {
   epochCache: LeaderEpochCache;
   hadCleanShutdown: boolean;
   truncatedBytes: number;
+  /** A segment's .txnindex was malformed and dropped: the indexes need rebuilding from the log. */
+  txnIndexDamaged: boolean;
 }
 
 export function loadLog(p: LoadParams): LoadedLog {
@@ -77,7 +83,7 @@ export function loadLog(p: LoadParams): LoadedLog {
   const swap = recoverInterruptedSwap(fs, p.dir);
   if (swap !== null) p.logger.warn({ dir: p.dir, outcome: swap }, 'recovered an interrupted segment swap of the log cleaner');
   const { cache, rebuild } = loadEpochCache(p);
-  const state = { recovered: [] as LogSegment[], truncatedBytes: 0 };
+  const state = { recovered: [] as LogSegment[], truncatedBytes: 0, txnIndexDamaged: false };
   const bases = listSegmentBases(fs, p.dir);
   const segments = openSegments(p, bases, hadCleanShutdown, cache, rebuild, state);
 
@@ -115,6 +121,7 @@ export function loadLog(p: LoadParams): LoadedLog {
     epochCache: cache,
     hadCleanShutdown,
     truncatedBytes: state.truncatedBytes,
+    txnIndexDamaged: state.txnIndexDamaged,
   };
 }
 
@@ -154,7 +161,7 @@ function openSegments(
   clean: boolean,
   cache: LeaderEpochCache,
   rebuildCache: boolean,
-  state: { recovered: LogSegment[]; truncatedBytes: number },
+  state: { recovered: LogSegment[]; truncatedBytes: number; txnIndexDamaged: boolean },
 ): LogSegment[] {
   // Segments from the one holding the recovery point on may hold unflushed bytes.
   const recoverFrom = clean ? Infinity : bases.filter((b) => b <= p.recoveryPoint).pop() ?? 0;
@@ -170,9 +177,14 @@ function openSegments(
       deleteSegmentFiles(p.fs, p.dir, bases.slice(i));
       break;
     }
-    const { segment, indexProblem } = LogSegment.open(p.fs, p.dir, base, p.config);
+    const { segment, indexProblem, txnIndexProblem } = LogSegment.open(p.fs, p.dir, base, p.config);
+    if (txnIndexProblem !== null) {
+      p.logger.warn({ segment: base, problem: txnIndexProblem }, 'dropped a malformed transaction index; it is rebuilt from the log');
+      state.txnIndexDamaged = true;
+    }
     const why = base >= recoverFrom ? 'past the recovery point' : indexProblem ?? segment.loadTail();
     if (why === null) {
+      segment.txnIndex.truncateTo(segment.nextOffset); // recover() does it for the others
       if (rebuildCache) segment.forEachBatch(assignEpoch);
     } else {
       const r = segment.recover(assignEpoch);

@@ -47,6 +47,7 @@ import { decideRetention, type SegmentSummary } from './retention.js';
 import { LogSegment } from './segment.js';
 import { swapSegments, type SwapHook } from './segment-swap.js';
 import type { LogTail, TailCache } from './tail-cache.js';
+import type { AbortedTxn } from './txn-index.js';
 
 const INT32_MAX = 2 ** 31 - 1;
 const EMPTY = Buffer.alloc(0);
@@ -140,6 +141,8 @@ export class PartitionLog {
   private markerRemovalUnsynced: boolean;
   /** The newest appended bytes, and the segment they belong to: only reads of that segment use them. */
   private readonly tail: LogTail | null;
+  /** A .txnindex was malformed at open (log-loader.ts): the aborted-transaction indexes need a rebuild from the log. */
+  readonly txnIndexDamaged: boolean;
   private tailSegment: LogSegment | null = null;
 
   private constructor(
@@ -159,6 +162,7 @@ export class PartitionLog {
     this.dirEntriesDirty = newDirectory;
     this.parentEntryDirty = newDirectory;
     this.markerRemovalUnsynced = loaded.hadCleanShutdown;
+    this.txnIndexDamaged = loaded.txnIndexDamaged;
     this.segments = loaded.segments;
     this._logStartOffset = loaded.logStartOffset;
     this._logEndOffset = this.active.nextOffset;
@@ -574,6 +578,64 @@ export class PartitionLog {
       else hi = mid - 1;
     }
     return lo;
+  }
+
+  // ---- aborted transactions (txn-index.ts) --------------------------------------
+
+  /**
+   * Indexes an aborted transaction in the segment holding its ABORT marker
+   * (`e.lastOffset`, a batch of this log). The index is derived data: the
+   * producer state that computed the entry puts it back after a crash
+   * (resetAbortedTxns). A marker already indexed is not added twice.
+   */
+  addAbortedTxn(e: AbortedTxn): void {
+    this.ensureOpen();
+    assert(e.lastOffset < this._logEndOffset && e.firstOffset <= e.lastOffset && e.producerId >= 0, `addAbortedTxn: bad entry [${e.firstOffset}, ${e.lastOffset}] at LEO ${this._logEndOffset}`);
+    const seg = this.segments[this.floorSegmentIndex(e.lastOffset)]!;
+    seg.txnIndex.append(e);
+  }
+
+  /**
+   * Makes every segment's aborted-transaction index hold exactly `entries`
+   * (in marker order: what a scan of the whole log found). Entries below the
+   * first segment are dropped.
+   */
+  resetAbortedTxns(entries: readonly AbortedTxn[]): void {
+    this.ensureOpen();
+    const bySegment = new Map<LogSegment, AbortedTxn[]>();
+    for (const e of entries) {
+      if (e.lastOffset < this.segments[0]!.baseOffset || e.lastOffset >= this._logEndOffset) continue;
+      const seg = this.segments[this.floorSegmentIndex(e.lastOffset)]!;
+      let list = bySegment.get(seg);
+      if (!list) bySegment.set(seg, (list = []));
+      list.push(e);
+    }
+    for (const seg of this.segments) seg.txnIndex.replaceAll(bySegment.get(seg) ?? []);
+  }
+
+  /**
+   * The aborted transactions a read_committed read of [fromOffset,
+   * upToOffset) must know of: those whose ABORT marker is at or after
+   * `fromOffset` and whose first offset is below `upToOffset` (Kafka's
+   * collectAbortedTransactions). Looks from the segment holding
+   * `fromOffset` on, and stops after a segment with an abort whose last
+   * stable offset reached `upToOffset`: every transaction begun before that
+   * had ended by then, so no later marker can concern the read.
+   */
+  abortedTransactions(fromOffset: number, upToOffset: number): AbortedTxn[] {
+    this.ensureOpen();
+    const out: AbortedTxn[] = [];
+    for (let i = this.floorSegmentIndex(fromOffset); i < this.segments.length; i++) {
+      const idx = this.segments[i]!.txnIndex;
+      let complete = false;
+      for (let j = 0; j < idx.entries; j++) {
+        const e = idx.entryAt(j);
+        if (e.lastOffset >= fromOffset && e.firstOffset < upToOffset) out.push(e);
+        if (e.lastStableOffset >= upToOffset) complete = true;
+      }
+      if (complete) break;
+    }
+    return out;
   }
 
   // ---- leader epochs ----------------------------------------------------------

@@ -40,9 +40,9 @@ export const SWAP_STEPS: readonly SwapStep[] = ['cleaned-flushed', 'old-renamed'
 /** Called after each step (and after each old segment's rename, with its index); throwing there simulates a crash. */
 export type SwapHook = (step: SwapStep, index?: number) => void;
 
-/** Files of a segment that may exist: the log and its two indexes. */
+/** Files of a segment that may exist: the log and its indexes. */
 function oldFilesOf(seg: LogSegment): string[] {
-  return [seg.logFile, seg.offsetIndex.file, seg.timeIndex.file];
+  return [seg.logFile, seg.offsetIndex.file, seg.timeIndex.file, seg.txnIndex.file];
 }
 
 /** Runs the five steps. `cleaned` holds `<base>.log.cleaned`; afterwards it is the live `<base>.log`. The caller releases `old`. */

@@ -1,6 +1,8 @@
 // One segment of a partition log: `<base>.log` holding whole record batches
-// back to back, plus its sparse `<base>.index` and `<base>.timeindex`, all
-// named by the 20-digit zero-padded base offset (Kafka's LogSegment).
+// back to back, plus its sparse `<base>.index` and `<base>.timeindex`, and
+// `<base>.txnindex` (the aborted transactions whose ABORT marker it holds,
+// txn-index.ts; only once it has one), all named by the 20-digit zero-padded
+// base offset (Kafka's LogSegment).
 //
 // The log file descriptor stays open for the segment's life; appends are one
 // positioned write (pwrite) of bytes already validated by the caller. Indexes
@@ -30,11 +32,12 @@ import type { LogConfig } from './log-config.js';
 import { OffsetIndex } from './offset-index.js';
 import type { LogTail } from './tail-cache.js';
 import { NO_TIMESTAMP, TimeIndex } from './time-index.js';
+import { TXN_INDEX_FILE_SUFFIX, TransactionIndex } from './txn-index.js';
 
 export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';
 export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
-export const SEGMENT_FILE_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX] as const;
+export const SEGMENT_FILE_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX] as const;
 const OFFSET_DIGITS = 20;
 const RELATIVE_OFFSET_MAX = 2 ** 31 - 1;
 /**
@@ -53,7 +56,7 @@ export function segmentFileName(baseOffset: number, suffix: string): string {
 
 /** The base offset and suffix of a segment file name, or null for any other file. */
 export function parseSegmentFileName(name: string): { baseOffset: number; suffix: string } | null {
-  const m = /^(\d{20})(\.log|\.index|\.timeindex)$/.exec(name);
+  const m = /^(\d{20})(\.log|\.index|\.timeindex|\.txnindex)$/.exec(name);
   if (m === null) return null;
   const baseOffset = Number(m[1]);
   return Number.isSafeInteger(baseOffset) ? { baseOffset, suffix: m[2] as string } : null;
@@ -99,6 +102,8 @@ export class LogSegment {
   private _logFile: string;
   readonly offsetIndex: OffsetIndex;
   readonly timeIndex: TimeIndex;
+  /** The aborted transactions whose marker lies in this segment. */
+  readonly txnIndex: TransactionIndex;
   private fd: number;
   private _sizeBytes: number;
   private _nextOffset: number;
@@ -134,6 +139,7 @@ export class LogSegment {
     this._logFile = path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX));
     this.offsetIndex = new OffsetIndex(fs, path.join(dir, segmentFileName(baseOffset, INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
     this.timeIndex = new TimeIndex(fs, path.join(dir, segmentFileName(baseOffset, TIME_INDEX_FILE_SUFFIX)), baseOffset, segmentIndexBytes);
+    this.txnIndex = new TransactionIndex(fs, path.join(dir, segmentFileName(baseOffset, TXN_INDEX_FILE_SUFFIX)), baseOffset);
     this.fd = fd;
     this._sizeBytes = sizeBytes;
     this._nextOffset = baseOffset;
@@ -219,7 +225,7 @@ export class LogSegment {
    * loader) must then either loadTail() or recover() before using it.
    * `indexProblem` is non-null when an index file is missing or malformed.
    */
-  static open(fs: FileSystem, dir: string, baseOffset: number, config: Readonly<LogConfig>): { segment: LogSegment; indexProblem: string | null } {
+  static open(fs: FileSystem, dir: string, baseOffset: number, config: Readonly<LogConfig>): { segment: LogSegment; indexProblem: string | null; txnIndexProblem: string | null } {
     const fd = fs.openSync(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'r+');
     const size = fs.fstatSync(fd).size;
     const seg = new LogSegment(fs, dir, baseOffset, config.indexIntervalBytes, config.segmentIndexBytes, fd, size);
@@ -227,7 +233,15 @@ export class LogSegment {
     // An empty segment's index files are written only once they hold entries
     // (IndexFile.persist): for one, a missing index is what is expected.
     const problem = loaded.find((p) => p !== null && !(size === 0 && p === 'missing')) ?? seg.offsetIndex.sanityProblem(size);
-    return { segment: seg, indexProblem: problem === null ? null : `index of segment ${baseOffset}: ${problem}` };
+    // A segment without aborts has no .txnindex; a malformed one is dropped (the caller says so: it is rebuilt with producer state).
+    const txnLoaded = seg.txnIndex.loadFromFile();
+    const txnProblem = txnLoaded === 'missing' ? null : txnLoaded ?? seg.txnIndex.sanityProblem(Number.MAX_SAFE_INTEGER);
+    if (txnProblem !== null) seg.txnIndex.clear();
+    return {
+      segment: seg,
+      indexProblem: problem === null ? null : `index of segment ${baseOffset}: ${problem}`,
+      txnIndexProblem: txnProblem === null ? null : `transaction index of segment ${baseOffset}: ${txnProblem}`,
+    };
   }
 
   get sizeBytes(): number {
@@ -388,6 +402,7 @@ export class LogSegment {
     this.timeIndex.truncateTo(hit.baseOffset);
     const problem = this.loadTail();
     assert(problem === null, `segment ${this.baseOffset} after truncation: ${problem}`);
+    this.txnIndex.truncateTo(this._nextOffset);
     if (this._sizeBytes === 0) this.rollBaseMs = null;
     return removed;
   }
@@ -460,6 +475,8 @@ export class LogSegment {
       onBatch?.(b);
     }
     problem ??= scanner.problem;
+    // Aborts are not derivable from one segment (they need producer state): keep those the bytes still hold.
+    this.txnIndex.truncateTo(this._nextOffset);
     const truncatedBytes = this._sizeBytes - validEnd;
     if (truncatedBytes > 0) {
       this.markChanged();
@@ -476,9 +493,15 @@ export class LogSegment {
 
   /** Writes the index files (no fsync). */
   persistIndexes(): void {
+    this.persistTxnIndex(false);
     if (!this.needsIndexFiles()) return;
     this.offsetIndex.persist(false);
     this.timeIndex.persist(false);
+  }
+
+  /** The .txnindex exists only while there is, or was, an abort in the segment. */
+  private persistTxnIndex(fsync: boolean): void {
+    if (this.txnIndex.entries > 0 || this.txnIndex.hasFile) this.txnIndex.persist(fsync);
   }
 
   /**
@@ -495,6 +518,7 @@ export class LogSegment {
   flush(): void {
     if (this.fdClosed || this.closeRequested) return;
     this.flushData();
+    this.persistTxnIndex(true);
     if (!this.needsIndexFiles()) return;
     this.offsetIndex.persist(true);
     this.timeIndex.persist(true);
@@ -527,7 +551,8 @@ export class LogSegment {
         this.maybeCloseFd();
       })
       .then(() => this.offsetIndex.fsyncAsync())
-      .then(() => this.timeIndex.fsyncAsync());
+      .then(() => this.timeIndex.fsyncAsync())
+      .then(() => (this.txnIndex.hasFile ? this.txnIndex.fsyncAsync() : undefined));
   }
 
   /** Newest timestamp in the segment for retention: the max batch timestamp, else the file's mtime. */
@@ -551,6 +576,7 @@ export class LogSegment {
     removeIfExists(this.fs, this.logFile);
     this.offsetIndex.deleteFile();
     this.timeIndex.deleteFile();
+    this.txnIndex.deleteFile();
   }
 
   private maybeCloseFd(): void {

@@ -88,6 +88,7 @@ export const Errors = {
   ELECTION_NOT_NEEDED: e(84, 'ELECTION_NOT_NEEDED', false, 'The partition already has the leader the election asks for'),
   NO_REASSIGNMENT_IN_PROGRESS: e(85, 'NO_REASSIGNMENT_IN_PROGRESS', false, 'No reassignment is in progress for this partition'),
   GROUP_SUBSCRIBED_TO_TOPIC: e(86, 'GROUP_SUBSCRIBED_TO_TOPIC', false, 'The group is subscribed to the topic: its offsets cannot be deleted'),
+  INVALID_RECORD: e(87, 'INVALID_RECORD', false, 'A record in the batch is not allowed (e.g. a control record from a client)'),
   UNSTABLE_OFFSET_COMMIT: e(88, 'UNSTABLE_OFFSET_COMMIT', true, 'The partition has an offset commit of an open transaction pending'),
   PRODUCER_FENCED: e(90, 'PRODUCER_FENCED', false, 'A newer producer with the same transactional id has fenced this one'),
   TRANSACTIONAL_ID_NOT_FOUND: e(105, 'TRANSACTIONAL_ID_NOT_FOUND', false, 'The transactional id is not known to its coordinator'),

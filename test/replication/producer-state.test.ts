@@ -77,7 +77,7 @@ describe('replication rules: producer state (idempotence)', () => {
     expect(lastSequenceOf(SEQUENCE_MAX - 1, 3)).to.equal(1);
     expect(lastSequenceOf(SEQUENCE_MAX, 0)).to.equal(SEQUENCE_MAX);
     expect(nextSequence(SEQUENCE_MAX)).to.equal(0);
-    const entry = { producerId: 1, epoch: 0, lastTimestampMs: 0, firstOffset: 0, batches: [{ firstSeq: SEQUENCE_MAX - 5, lastSeq: SEQUENCE_MAX - 1, firstOffset: 0, lastOffset: 4 }] };
+    const entry = { producerId: 1, epoch: 0, lastTimestampMs: 0, firstOffset: 0, currentTxnFirstOffset: -1, coordinatorEpoch: -1, lastMarkerOffset: -1, batches: [{ firstSeq: SEQUENCE_MAX - 5, lastSeq: SEQUENCE_MAX - 1, firstOffset: 0, lastOffset: 4 }] };
     expect(checkBatch(entry, batch(1, 0, SEQUENCE_MAX, 3)).kind).to.equal('append');
     const t = ProducerStateTable.fromSnapshot({ endOffset: 5, entries: [entry] })!;
     expect(produce(t, batch(1, 0, SEQUENCE_MAX, 3)).kind).to.equal('append');
@@ -140,7 +140,9 @@ describe('replication rules: producer state (idempotence)', () => {
       { ...s, endOffset: 4 }, // batches past the end
       { ...s, entries: [...s.entries, s.entries[0]] }, // a producer twice
       { ...s, entries: [{ ...s.entries[0], epoch: 70_000 }] },
-      { ...s, entries: [{ ...s.entries[0], batches: [] }] },
+      { ...s, entries: [{ ...s.entries[0], currentTxnFirstOffset: 16 }] }, // an open transaction past the end
+      { ...s, entries: [{ ...s.entries[0], lastMarkerOffset: -2 }] },
+      { ...s, entries: [{ ...s.entries[0], coordinatorEpoch: undefined }] }, // a version 1 entry
       { ...s, entries: [{ ...s.entries[0], batches: [{ firstSeq: 0, lastSeq: 5, firstOffset: 0, lastOffset: 1 }] }] },
     ];
     for (const b of bad) expect(ProducerStateTable.fromSnapshot(b), JSON.stringify(b)).to.equal(null);
@@ -154,7 +156,7 @@ describe('replication rules: producer state (idempotence)', () => {
         // A producer whose sequences have come near int32 max: the window must work across the wrap to 0.
         const last = startNearWrap - 1;
         const t = ProducerStateTable.fromSnapshot({
-          endOffset: 1, entries: [{ producerId: 9, epoch: 1, lastTimestampMs: 0, firstOffset: 0, batches: [{ firstSeq: last, lastSeq: last, firstOffset: 0, lastOffset: 0 }] }],
+          endOffset: 1, entries: [{ producerId: 9, epoch: 1, lastTimestampMs: 0, firstOffset: 0, currentTxnFirstOffset: -1, coordinatorEpoch: -1, lastMarkerOffset: -1, batches: [{ firstSeq: last, lastSeq: last, firstOffset: 0, lastOffset: 0 }] }],
         })!;
         let seq = startNearWrap;
         const sent: Array<{ b: ProducerBatch; offset: number }> = [];

@@ -26,9 +26,29 @@
 // Every appended batch — leader, follower, or read back from the log on load —
 // goes through apply(), which never refuses: the log is the truth.
 //
-// Invariants: every entry holds 1..BATCHES_KEPT_PER_PRODUCER batches, all of
-// its epoch, in offset order, each below `endOffset`; `endOffset` is the log
-// end offset this state reflects (every batch below it has been applied).
+// Transactions (KIP-98, KIP-890): each producer's open transaction on this
+// partition is the offset of its first transactional batch since its last
+// marker (`currentTxnFirstOffset`); a COMMIT or ABORT marker (a control batch,
+// record/control-batch.ts) closes it, and apply() returns the completed
+// transaction so the shell can index an abort (storage/txn-index.ts) with the
+// last stable offset of that moment. A marker at a newer epoch (the
+// coordinator's KIP-890 part 2 bump) raises the producer's epoch, so late
+// writes of the ended transaction are fenced, and its next batch starts at
+// sequence 0. The partition's first unstable offset is the smallest open
+// transaction's first offset. The leader's extra checks:
+//   - a non-transactional batch from a producer with an open transaction
+//                                     → INVALID_TXN_STATE;
+//   - a marker at an older epoch       → INVALID_PRODUCER_EPOCH;
+//   - a marker of an older coordinator epoch than the producer's last one
+//                                     → TRANSACTION_COORDINATOR_FENCED;
+//   - 'coordinator' batches (TxnOffsetCommit) carry base sequence -1: only
+//     their epoch is checked and they keep no sequence.
+//
+// Invariants: every entry holds 0..BATCHES_KEPT_PER_PRODUCER batches, all of
+// its epoch, in offset order, each below `endOffset` (none only after a
+// marker or batches without sequence); `endOffset` is the log end offset this
+// state reflects (every batch below it has been applied); `ongoing` maps
+// exactly the producers whose currentTxnFirstOffset >= 0 to it.
 
 import { assert } from '../../util/assert.js';
 import { Errors, type ErrorInfo } from '../../util/errors.js';
@@ -39,6 +59,11 @@ export const SEQUENCE_MAX = 0x7fff_ffff;
 export const PRODUCER_EPOCH_MAX = 0x7fff;
 export const NO_PRODUCER_ID = -1;
 
+/** What a control batch said (record/control-batch.ts): a transaction marker, or another control record. */
+export type ControlFacts =
+  | { readonly kind: 'marker'; readonly committed: boolean; readonly coordinatorEpoch: number }
+  | { readonly kind: 'other' };
+
 /** The header facts of one batch that producer state looks at. */
 export interface ProducerBatch {
   /** -1: not an idempotent batch. */
@@ -48,7 +73,14 @@ export interface ProducerBatch {
   /** Records in the batch minus one (leader batches: validated by the log). */
   readonly lastOffsetDelta: number;
   readonly maxTimestamp: number;
+  /** The transactional attribute (default false). */
+  readonly isTransactional?: boolean;
+  /** Set for a control batch: what it said (absent: a data batch). */
+  readonly control?: ControlFacts;
 }
+
+/** Who appends: a producer, or a coordinator of this cluster (no sequence checks). */
+export type AppendOrigin = 'client' | 'coordinator';
 
 /** A batch as it lies in the log. */
 export interface AppendedBatch extends ProducerBatch {
@@ -66,8 +98,14 @@ export interface BatchRecord {
 export interface ProducerEntry {
   readonly producerId: number;
   readonly epoch: number;
-  /** Oldest first; 1..BATCHES_KEPT_PER_PRODUCER, all written in `epoch`. */
+  /** Oldest first; 0..BATCHES_KEPT_PER_PRODUCER, all written in `epoch`. */
   readonly batches: readonly BatchRecord[];
+  /** Offset of the first batch of its open transaction on this partition; -1: none open. */
+  readonly currentTxnFirstOffset: number;
+  /** Coordinator epoch of its last marker; -1 before any. */
+  readonly coordinatorEpoch: number;
+  /** Offset of its last marker; -1 before any (a truncation at or below it needs a rebuild). */
+  readonly lastMarkerOffset: number;
   /** Largest max timestamp of its batches: when it was last active (expiry). */
   readonly lastTimestampMs: number;
   /**
@@ -85,6 +123,16 @@ export type Verdict =
 
 const APPEND: Verdict = { kind: 'append' };
 
+/** A transaction a marker ended: the producer's records in [firstOffset, lastOffset] (the marker's offset). */
+export interface CompletedTxn {
+  readonly producerId: number;
+  readonly firstOffset: number;
+  readonly lastOffset: number;
+  readonly aborted: boolean;
+  /** The first unstable offset once it ended: another open transaction's first offset, else lastOffset + 1. */
+  readonly lastStableOffset: number;
+}
+
 /** Sequence of the last record of a batch: the base plus the delta, wrapping past int32 max to 0. */
 export function lastSequenceOf(baseSequence: number, lastOffsetDelta: number): number {
   return baseSequence > SEQUENCE_MAX - lastOffsetDelta ? lastOffsetDelta - (SEQUENCE_MAX - baseSequence) - 1 : baseSequence + lastOffsetDelta;
@@ -99,9 +147,20 @@ function reject(error: ErrorInfo, message: string): Verdict {
 }
 
 /** The verdict on one batch against the producer's entry (undefined: unknown producer). */
-export function checkBatch(entry: ProducerEntry | undefined, b: ProducerBatch): Verdict {
+export function checkBatch(entry: ProducerEntry | undefined, b: ProducerBatch, origin: AppendOrigin = 'client'): Verdict {
   if (b.producerId < 0) return APPEND;
   const pid = b.producerId;
+  if (b.control !== undefined) return checkMarker(entry, b);
+  if (entry !== undefined && entry.currentTxnFirstOffset >= 0 && b.isTransactional !== true) {
+    return reject(Errors.INVALID_TXN_STATE, `producer ${pid} has a transaction open on this partition since offset ${entry.currentTxnFirstOffset}; a non-transactional batch cannot join it`);
+  }
+  if (origin === 'coordinator') {
+    if (b.producerEpoch < 0) return reject(Errors.INVALID_REQUEST, `batch of producer ${pid} has epoch ${b.producerEpoch}`);
+    if (entry !== undefined && b.producerEpoch < entry.epoch) {
+      return reject(Errors.INVALID_PRODUCER_EPOCH, `producer ${pid} epoch ${b.producerEpoch} is older than the current ${entry.epoch}`);
+    }
+    return APPEND;
+  }
   if (b.producerEpoch < 0 || b.baseSequence < 0) {
     return reject(Errors.INVALID_REQUEST, `batch of producer ${pid} has epoch ${b.producerEpoch} and base sequence ${b.baseSequence}; both must be >= 0`);
   }
@@ -119,27 +178,61 @@ export function checkBatch(entry: ProducerEntry | undefined, b: ProducerBatch): 
   const lastSeq = lastSequenceOf(b.baseSequence, b.lastOffsetDelta);
   const dup = entry.batches.find((r) => r.firstSeq === b.baseSequence && r.lastSeq === lastSeq);
   if (dup) return { kind: 'duplicate', firstOffset: dup.firstOffset, lastOffset: dup.lastOffset };
-  const expected = nextSequence(entry.batches[entry.batches.length - 1]!.lastSeq);
+  // No batch retained in this epoch (a marker bumped it, or only coordinator batches): the producer starts at 0.
+  const newest = entry.batches[entry.batches.length - 1];
+  const expected = newest === undefined ? 0 : nextSequence(newest.lastSeq);
   if (b.baseSequence === expected) return APPEND;
   return reject(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${pid} epoch ${b.producerEpoch}: expected sequence ${expected}, got ${b.baseSequence}`);
 }
 
+/** The verdict on a marker (the coordinator's WriteTxnMarkers) against the producer's entry. */
+export function checkMarker(entry: ProducerEntry | undefined, b: ProducerBatch): Verdict {
+  const pid = b.producerId;
+  if (b.producerEpoch < 0) return reject(Errors.INVALID_REQUEST, `marker of producer ${pid} has epoch ${b.producerEpoch}`);
+  if (entry === undefined || b.control?.kind !== 'marker') return APPEND;
+  if (b.producerEpoch < entry.epoch) {
+    return reject(Errors.INVALID_PRODUCER_EPOCH, `marker of producer ${pid} at epoch ${b.producerEpoch}, older than the current ${entry.epoch}`);
+  }
+  if (b.control.coordinatorEpoch < entry.coordinatorEpoch) {
+    return reject(Errors.TRANSACTION_COORDINATOR_FENCED,
+      `marker of producer ${pid} from coordinator epoch ${b.control.coordinatorEpoch}, older than the last one's ${entry.coordinatorEpoch}`);
+  }
+  return APPEND;
+}
+
 /** `entry` after appending `b` (a new entry for an unknown producer or a new epoch). */
 export function entryAfter(entry: ProducerEntry | undefined, b: AppendedBatch): ProducerEntry {
-  const rec: BatchRecord = {
+  const lastOffset = b.baseOffset + b.lastOffsetDelta;
+  const newer = entry === undefined || b.producerEpoch > entry.epoch;
+  const epoch = newer ? b.producerEpoch : entry.epoch;
+  const kept = newer ? [] : entry.batches;
+  const base = {
+    producerId: b.producerId,
+    epoch,
+    lastTimestampMs: Math.max(entry?.lastTimestampMs ?? b.maxTimestamp, b.maxTimestamp),
+    firstOffset: entry?.firstOffset ?? b.baseOffset,
+  };
+  if (b.control !== undefined) {
+    if (b.control.kind !== 'marker') {
+      return { ...base, batches: kept, currentTxnFirstOffset: entry?.currentTxnFirstOffset ?? -1, coordinatorEpoch: entry?.coordinatorEpoch ?? -1, lastMarkerOffset: entry?.lastMarkerOffset ?? -1 };
+    }
+    // A marker ends the open transaction (if any) and, at a newer epoch, starts the producer over at sequence 0.
+    return { ...base, batches: kept, currentTxnFirstOffset: -1, coordinatorEpoch: b.control.coordinatorEpoch, lastMarkerOffset: lastOffset };
+  }
+  const batches = b.baseSequence < 0 ? kept : [...kept, {
     firstSeq: b.baseSequence,
     lastSeq: lastSequenceOf(b.baseSequence, b.lastOffsetDelta),
     firstOffset: b.baseOffset,
-    lastOffset: b.baseOffset + b.lastOffsetDelta,
-  };
-  const sameEpoch = entry !== undefined && entry.epoch === b.producerEpoch;
-  const batches = sameEpoch ? [...entry.batches, rec].slice(-BATCHES_KEPT_PER_PRODUCER) : [rec];
+    lastOffset,
+  }].slice(-BATCHES_KEPT_PER_PRODUCER);
+  // An open transaction stays open across a new epoch: its records stay undecided until a marker.
+  const open = entry?.currentTxnFirstOffset ?? -1;
   return {
-    producerId: b.producerId,
-    epoch: b.producerEpoch,
+    ...base,
     batches,
-    lastTimestampMs: Math.max(entry?.lastTimestampMs ?? b.maxTimestamp, b.maxTimestamp),
-    firstOffset: entry?.firstOffset ?? b.baseOffset,
+    currentTxnFirstOffset: b.isTransactional === true && open < 0 ? b.baseOffset : open,
+    coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
+    lastMarkerOffset: entry?.lastMarkerOffset ?? -1,
   };
 }
 
@@ -151,6 +244,8 @@ export interface ProducerStateSnapshot {
 
 export class ProducerStateTable {
   private readonly entries = new Map<number, ProducerEntry>();
+  /** Producers with an open transaction → its first offset (see the header's invariants). */
+  private readonly ongoing = new Map<number, number>();
   private _endOffset: number;
 
   constructor(endOffset = 0) {
@@ -171,13 +266,36 @@ export class ProducerStateTable {
     return this.entries.get(producerId);
   }
 
+  /** The first offset of the oldest open transaction, or null when none is open (the LSO is min(this, HW)). */
+  get firstUnstableOffset(): number | null {
+    let min: number | null = null;
+    for (const first of this.ongoing.values()) if (min === null || first < min) min = first;
+    return min;
+  }
+
+  /** Open transactions: producer id → first offset. */
+  openTransactions(): ReadonlyMap<number, number> {
+    return this.ongoing;
+  }
+
+  private setEntry(e: ProducerEntry): void {
+    this.entries.set(e.producerId, e);
+    if (e.currentTxnFirstOffset >= 0) this.ongoing.set(e.producerId, e.currentTxnFirstOffset);
+    else this.ongoing.delete(e.producerId);
+  }
+
+  private deleteEntry(producerId: number): void {
+    this.entries.delete(producerId);
+    this.ongoing.delete(producerId);
+  }
+
   /**
    * The verdict on a produce request's batches for this partition, checked in
    * order as if each earlier one had been appended. A rejection is the first
    * batch's that fails; all duplicates answer the first one's offsets (and
    * the last one's end, for acks=all to wait on).
    */
-  checkAppend(batches: readonly ProducerBatch[]): Verdict {
+  checkAppend(batches: readonly ProducerBatch[], origin: AppendOrigin = 'client'): Verdict {
     const overlay = new Map<number, ProducerEntry>();
     let fresh = 0;
     let dupFirst = -1;
@@ -188,7 +306,7 @@ export class ProducerStateTable {
         continue;
       }
       const current = overlay.get(b.producerId) ?? this.entries.get(b.producerId);
-      const v = checkBatch(current, b);
+      const v = checkBatch(current, b, origin);
       if (v.kind === 'reject') return v;
       if (v.kind === 'duplicate') {
         if (dupFirst < 0) dupFirst = v.firstOffset;
@@ -206,14 +324,31 @@ export class ProducerStateTable {
     return { kind: 'duplicate', firstOffset: dupFirst, lastOffset: dupLast };
   }
 
-  /** Records a batch appended to the log at `b.baseOffset` (leader, follower or log load): never refuses. */
-  apply(b: AppendedBatch): void {
+  /**
+   * Records a batch appended to the log at `b.baseOffset` (leader, follower
+   * or log load): never refuses. Returns the transaction a marker ended, if
+   * it ended one.
+   */
+  apply(b: AppendedBatch): CompletedTxn | null {
     assert(Number.isSafeInteger(b.baseOffset) && b.baseOffset >= this._endOffset,
       `producer state: batch at ${b.baseOffset} applied below the state's end ${this._endOffset}`);
     assert(b.lastOffsetDelta >= 0, `producer state: negative last offset delta ${b.lastOffsetDelta}`);
     this._endOffset = b.baseOffset + b.lastOffsetDelta + 1;
-    if (b.producerId < 0 || b.producerEpoch < 0 || b.baseSequence < 0) return;
-    this.entries.set(b.producerId, entryAfter(this.entries.get(b.producerId), b));
+    if (b.producerId < 0 || b.producerEpoch < 0) return null;
+    // An idempotent batch needs a sequence; transactional ones of a coordinator and markers have none.
+    if (b.baseSequence < 0 && b.isTransactional !== true && b.control === undefined) return null;
+    const before = this.entries.get(b.producerId);
+    this.setEntry(entryAfter(before, b));
+    if (b.control?.kind !== 'marker' || before === undefined || before.currentTxnFirstOffset < 0) return null;
+    const lastOffset = b.baseOffset + b.lastOffsetDelta;
+    const next = this.firstUnstableOffset;
+    return {
+      producerId: b.producerId,
+      firstOffset: before.currentTxnFirstOffset,
+      lastOffset,
+      aborted: !b.control.committed,
+      lastStableOffset: next ?? lastOffset + 1,
+    };
   }
 
   /** The log holds no batch in [endOffset, offset) (it starts, or restarted, past it). */
@@ -225,36 +360,39 @@ export class ProducerStateTable {
   /**
    * The log was cut to end at `offset` (whole batches only): forgets what lay
    * at or past it. Returns false when that leaves a producer whose older
-   * batches are still in the log but no longer retained here — the caller
-   * must then rebuild the state from the log.
+   * batches are still in the log but no longer retained here, or cuts a
+   * marker (the transaction it ended is open again, the epoch it raised
+   * falls back) — the caller must then rebuild the state from the log.
    */
   truncateTo(offset: number): boolean {
     assert(Number.isSafeInteger(offset) && offset >= 0, `producer state: truncateTo(${offset})`);
     let exact = true;
     for (const [pid, e] of this.entries) {
       if (e.firstOffset >= offset) {
-        this.entries.delete(pid);
+        this.deleteEntry(pid);
         continue;
       }
+      if (e.lastMarkerOffset >= offset) exact = false;
       const kept = e.batches.filter((r) => r.lastOffset < offset);
-      if (kept.length === e.batches.length) continue;
-      if (kept.length === 0) {
+      const txnCut = e.currentTxnFirstOffset >= offset;
+      if (kept.length === e.batches.length && !txnCut) continue;
+      if (kept.length === 0 && e.batches.length > 0) {
         exact = false;
-        this.entries.delete(pid);
+        this.deleteEntry(pid);
       } else {
-        this.entries.set(pid, { ...e, batches: kept });
+        this.setEntry({ ...e, batches: kept, currentTxnFirstOffset: txnCut ? -1 : e.currentTxnFirstOffset });
       }
     }
     this._endOffset = Math.min(this._endOffset, offset);
     return exact;
   }
 
-  /** Forgets producers inactive since before `nowMs - expirationMs`; returns how many. */
+  /** Forgets producers inactive since before `nowMs - expirationMs`, except those with an open transaction; returns how many. */
   expire(nowMs: number, expirationMs: number): number {
     let n = 0;
     for (const [pid, e] of this.entries) {
-      if (e.lastTimestampMs < nowMs - expirationMs) {
-        this.entries.delete(pid);
+      if (e.lastTimestampMs < nowMs - expirationMs && e.currentTxnFirstOffset < 0) {
+        this.deleteEntry(pid);
         n++;
       }
     }
@@ -274,7 +412,7 @@ export class ProducerStateTable {
     for (const e of entries) {
       const entry = validEntry(e, endOffset);
       if (entry === null || table.entries.has(entry.producerId)) return null;
-      table.entries.set(entry.producerId, entry);
+      table.setEntry(entry);
     }
     return table;
   }
@@ -293,7 +431,8 @@ function validEntry(e: unknown, endOffset: number): ProducerEntry | null {
   const o = e as Record<string, unknown>;
   if (!isOffset(o.producerId) || !isInt(o.epoch, 0, PRODUCER_EPOCH_MAX) || !isOffset(o.firstOffset)) return null;
   if (typeof o.lastTimestampMs !== 'number' || !Number.isSafeInteger(o.lastTimestampMs)) return null;
-  if (!Array.isArray(o.batches) || o.batches.length < 1 || o.batches.length > BATCHES_KEPT_PER_PRODUCER) return null;
+  if (!Array.isArray(o.batches) || o.batches.length > BATCHES_KEPT_PER_PRODUCER) return null;
+  if (!isInt(o.currentTxnFirstOffset, -1, endOffset - 1) || !isInt(o.coordinatorEpoch, -1, 0x7fff_ffff) || !isInt(o.lastMarkerOffset, -1, endOffset - 1)) return null;
   const batches: BatchRecord[] = [];
   let prevEnd = o.firstOffset - 1;
   for (const r of o.batches as unknown[]) {
@@ -305,5 +444,8 @@ function validEntry(e: unknown, endOffset: number): ProducerEntry | null {
     prevEnd = b.lastOffset;
     batches.push({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset });
   }
-  return { producerId: o.producerId, epoch: o.epoch, batches, lastTimestampMs: o.lastTimestampMs, firstOffset: o.firstOffset };
+  return {
+    producerId: o.producerId, epoch: o.epoch, batches, lastTimestampMs: o.lastTimestampMs, firstOffset: o.firstOffset,
+    currentTxnFirstOffset: o.currentTxnFirstOffset, coordinatorEpoch: o.coordinatorEpoch, lastMarkerOffset: o.lastMarkerOffset,
+  };
 }
