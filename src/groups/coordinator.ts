@@ -47,6 +47,8 @@ import { groupKey, groupValue } from './records.js';
 import { loadOffsetsPartition, type GroupOffsets } from './loader.js';
 import { commitOffsets, deleteOffsets, fetchOffsets, offsetTombstones, type OffsetsHost } from './offsets.js';
 import { asBuffer } from '../util/node-bytes.js';
+import type { TxnVerifier } from '../replication/txn-seams.js';
+import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../protocol/apis/transactions.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
 
@@ -62,6 +64,13 @@ export interface GroupCoordinatorOptions {
   readonly rng: Rng;
   readonly logger: Logger;
   readonly limits?: Partial<CoordinatorLimits>;
+  /**
+   * Asks the transaction coordinator whether this group's offsets partition
+   * is in a producer's open transaction (TxnOffsetCommit, KIP-890 part 1).
+   * A getter, since the transaction coordinator may be built after the
+   * groups; absent or null: TxnOffsetCommit answers COORDINATOR_NOT_AVAILABLE.
+   */
+  readonly txnVerifier?: () => TxnVerifier | null;
 }
 
 /** Who sent a request (DescribeGroups shows it). */
@@ -377,6 +386,12 @@ export class GroupCoordinator implements OffsetsHost {
     return commitOffsets(this, req);
   }
 
+  /** TxnOffsetCommit (KIP-98/447): the offsets of a producer's transaction, pending until its marker lands (txn-offsets.ts). */
+  txnOffsetCommit(req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse> {
+    const refusal = { errorCode: Errors.COORDINATOR_NOT_AVAILABLE.code, errorMessage: errorMessage(Errors.COORDINATOR_NOT_AVAILABLE, 'transactional offset commits are not served yet') };
+    return Promise.resolve({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, ...refusal })) })) });
+  }
+
   offsetFetch(req: OffsetFetchRequest): OffsetFetchResponse {
     return fetchOffsets(this, req);
   }
@@ -508,5 +523,5 @@ export function appendErrorFor(code: number, tooLarge: ErrorInfo): ErrorInfo {
 
 /** The coordinator's operations the request layers of both protocols call (access-control.ts guards them). */
 export type GroupOps = Pick<GroupCoordinator,
-  'findCoordinator' | 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'offsetFetch'
+  'findCoordinator' | 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'txnOffsetCommit' | 'offsetFetch'
   | 'listGroups' | 'describeGroups' | 'deleteGroups' | 'offsetDelete'>;

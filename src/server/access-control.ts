@@ -229,6 +229,17 @@ function guardedGroups(g: GroupOps, a: RequestAccess): GroupOps {
       if (s.allowed.length === 0) return { topics: s.merge([]) };
       return then(g.offsetCommit({ ...req, topics: s.allowed }), (res) => ({ ...res, topics: s.merge(res.topics) }));
     },
+    async txnOffsetCommit(req) {
+      // Group and topic checks as OffsetCommit's, under TxnOffsetCommit's rule (none yet: refused, fail closed).
+      if (!a.groupAllowed(28, req.groupId)) {
+        const e = a.groupRefusal(28, req.groupId);
+        return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, ...e })) })) };
+      }
+      const s = splitTopics(a, 28, req.topics, (p, e) => ({ partition: p.partition, ...e }));
+      if (s.allowed.length === 0) return { topics: s.merge([]) };
+      const res = await g.txnOffsetCommit({ ...req, topics: s.allowed });
+      return { ...res, topics: s.merge(res.topics) };
+    },
     offsetFetch(req) {
       if (!a.groupAllowed(9, req.groupId)) return { ...a.groupRefusal(9, req.groupId), topics: [] };
       if (req.topics === null) {

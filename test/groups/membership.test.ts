@@ -253,6 +253,37 @@ describe('group membership (pure)', () => {
       expect(d.group.state).to.equal('Empty');
       expect(d.group.commitProblem('', null, -1)).to.equal(null);
     });
+
+    it('checks a transactional commit as KIP-447 does: a named member at its generation, or a producer naming neither', () => {
+      const d = new GroupDriver();
+      expect(d.group.txnCommitProblem('', null, -1), 'an Empty group, generation -1').to.equal(null);
+      expect(d.group.txnCommitProblem('someone', null, -1), 'an Empty group takes generation -1 from anyone').to.equal(null);
+      const a = d.stableWithOne();
+      expect(d.group.txnCommitProblem('', null, -1), 'a producer without group metadata (pre-KIP-447)').to.equal(null);
+      expect(d.group.commitProblem('', null, -1)?.error, 'which a plain commit may not do').to.equal(Errors.UNKNOWN_MEMBER_ID);
+      expect(d.group.txnCommitProblem(a, null, 1)).to.equal(null);
+      expect(d.group.txnCommitProblem('stranger', null, 1)?.error).to.equal(Errors.UNKNOWN_MEMBER_ID);
+      expect(d.group.txnCommitProblem(a, null, 0)?.error).to.equal(Errors.ILLEGAL_GENERATION);
+      expect(d.group.txnCommitProblem(a, null, -1)?.error, 'a named member without its generation').to.equal(Errors.ILLEGAL_GENERATION);
+      // Generation 2 completing: a plain commit waits for SyncGroup, a transactional one of the new generation does not.
+      d.join(a);
+      expect(d.group.state).to.equal('CompletingRebalance');
+      expect(d.group.commitProblem(a, null, 2)?.error).to.equal(Errors.REBALANCE_IN_PROGRESS);
+      expect(d.group.txnCommitProblem(a, null, 2)).to.equal(null);
+      expect(d.group.txnCommitProblem(a, null, 1)?.error, 'the generation before').to.equal(Errors.ILLEGAL_GENERATION);
+    });
+
+    it('fences a static member\'s old instance from transactional commits', () => {
+      const d = new GroupDriver();
+      const first = d.joinAnswer(d.join('', { groupInstanceId: 'pod-1' }));
+      d.sync(first.memberId, first.generationId, { [first.memberId]: 'a' }, 'pod-1');
+      d.persistLast();
+      expect(d.group.txnCommitProblem(first.memberId, 'pod-1', first.generationId)).to.equal(null);
+      const again = d.joinAnswer(d.join('', { groupInstanceId: 'pod-1' }));
+      expect(again.memberId).to.not.equal(first.memberId);
+      expect(d.group.txnCommitProblem(first.memberId, 'pod-1', again.generationId)?.error).to.equal(Errors.FENCED_INSTANCE_ID);
+      expect(d.group.txnCommitProblem(again.memberId, 'pod-1', again.generationId)).to.equal(null);
+    });
   });
 
   describe('leaving', () => {

@@ -552,6 +552,27 @@ export class Group {
     return null;
   }
 
+  /**
+   * TxnOffsetCommit's group checks (KIP-447; Kafka's validateOffsetCommit for
+   * a transactional commit): an Empty group takes generation -1 from anyone;
+   * a producer that names no member and no generation (pre-KIP-447) is
+   * taken whatever the group's state, since its transaction fences zombies;
+   * a named member must be in the group at its current generation. Unlike
+   * OffsetCommit, CompletingRebalance is no refusal, and the member's session
+   * is not extended (a producer is not the member's heartbeat).
+   */
+  txnCommitProblem(memberId: string, groupInstanceId: string | null, generationId: number): Refusal | null {
+    if (this.stateNow === 'Dead') return refusal(Errors.COORDINATOR_NOT_AVAILABLE, `group ${this.groupId} is being deleted`);
+    if (generationId < 0 && this.stateNow === 'Empty') return null;
+    if (generationId < 0 && memberId === '' && groupInstanceId === null) return null;
+    const problem = this.memberProblem({ memberId, groupInstanceId });
+    if (problem) return problem;
+    if (generationId !== this.generation) {
+      return refusal(Errors.ILLEGAL_GENERATION, `generation ${generationId} is not the current generation ${this.generation} of ${this.groupId}`);
+    }
+    return null;
+  }
+
   private memberProblem(ref: MemberRef): Refusal | null {
     if (ref.groupInstanceId !== null) {
       const holder = this.staticMembers.get(ref.groupInstanceId);

@@ -19,7 +19,7 @@
 // OffsetCommit (8)      { groupId, generationId (-1: a consumer without group membership), memberId, groupInstanceId,
 //                         topics: [{ name, partitions: [{ partition, committedOffset, committedLeaderEpoch, metadata }] }] }
 //                       → { topics: [{ name, partitions: [{ partition, errorCode, errorMessage }] }] }
-// OffsetFetch (9)       { groupId, topics: [{ name, partitions: [int] }] | null (all) }
+// OffsetFetch (9)       { groupId, topics: [{ name, partitions: [int] }] | null (all), requireStable?: bool }
 //                       → { errorCode, errorMessage, topics: [{ name, partitions: [{ partition, committedOffset (-1: none),
 //                           committedLeaderEpoch, metadata, errorCode }] }] }
 // ListGroups (16)       {} → { errorCode, groups: [{ groupId, protocolType, groupState }] }
@@ -29,7 +29,7 @@
 // OffsetDelete (47)     { groupId, topics: [{ name, partitions: [int] }] }
 //                       → { errorCode, errorMessage, topics: [{ name, partitions: [{ partition, errorCode, errorMessage }] }] }
 
-import { badRequest, bytes, int, ints, list, optStr, str, strs, type Body } from '../body.js';
+import { badRequest, bool, bytes, int, ints, list, optStr, str, strs, type Body } from '../body.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 /** A group id is 1-249 printable characters (Kafka allows any non-empty string; we bound it). */
@@ -67,7 +67,16 @@ export interface OffsetCommitRequest {
   readonly groupInstanceId: string | null;
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly OffsetCommitPartition[] }>;
 }
-export interface OffsetFetchRequest { readonly groupId: string; readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null }
+export interface OffsetFetchRequest {
+  readonly groupId: string;
+  readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null;
+  /**
+   * KIP-447: a partition with a transactional commit not yet ended answers
+   * UNSTABLE_OFFSET_COMMIT (retriable) instead of the last committed offset.
+   * Absent: false, as Kafka's OffsetFetch before v7.
+   */
+  readonly requireStable?: boolean;
+}
 export interface GroupsRequest { readonly groups: readonly string[] }
 export interface OffsetDeleteRequest { readonly groupId: string; readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> }
 
@@ -128,7 +137,7 @@ export function parseOffsetCommitRequest(b: Body): OffsetCommitRequest {
 export function parseOffsetFetchRequest(b: Body): OffsetFetchRequest {
   const topics = b.topics === undefined || b.topics === null ? null
     : list(b, 'topics').map((t) => ({ name: str(t, 'name'), partitions: ints(t.partitions, 'partitions') }));
-  return { groupId: groupId(b), topics };
+  return { groupId: groupId(b), topics, requireStable: b.requireStable === null ? false : bool(b, 'requireStable', false) };
 }
 
 export function parseOffsetDeleteRequest(b: Body): OffsetDeleteRequest {
