@@ -2,6 +2,8 @@
 // validator (src/protocol/apis/groups.ts) and hand it to the coordinator.
 // broker-api.ts routes every key in GROUP_APIS here. A broker built without a
 // coordinator (tests of other layers) answers COORDINATOR_NOT_AVAILABLE.
+// FindCoordinator of a transactional id (keyType 1) is the transaction
+// coordinator's (src/server/txn-api.ts), reached through `transactions`.
 
 import { Errors, SluiceError } from '../util/errors.js';
 import { ApiKey } from '../protocol/api-keys.js';
@@ -12,15 +14,25 @@ import {
   parseOffsetCommitRequest, parseOffsetDeleteRequest, parseOffsetFetchRequest, parseSyncGroupRequest,
 } from '../protocol/apis/groups.js';
 import type { GroupOps as GroupCoordinator } from './coordinator.js';
+import { COORDINATOR_KEY_TRANSACTION, type TransactionOps } from '../protocol/apis/transactions.js';
 
 export const GROUP_APIS: ReadonlySet<number> = new Set([
   ApiKey.FindCoordinator, ApiKey.JoinGroup, ApiKey.SyncGroup, ApiKey.Heartbeat, ApiKey.LeaveGroup,
   ApiKey.OffsetCommit, ApiKey.OffsetFetch, ApiKey.ListGroups, ApiKey.DescribeGroups, ApiKey.DeleteGroups, ApiKey.OffsetDelete,
 ]);
 
-export function serveGroupApi(groups: GroupCoordinator | undefined, req: RequestEnvelope, remoteAddress: string): unknown {
-  if (!groups) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no group coordinator');
+export function serveGroupApi(
+  groups: GroupCoordinator | undefined, req: RequestEnvelope, remoteAddress: string, txn: { readonly transactions?: TransactionOps } = {},
+): unknown {
   const body = req.body as Body;
+  if (req.apiKey === ApiKey.FindCoordinator) {
+    const find = parseFindCoordinatorRequest(body);
+    if (find.keyType === COORDINATOR_KEY_TRANSACTION) {
+      if (!txn.transactions) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no transaction coordinator');
+      return txn.transactions.findCoordinator(find);
+    }
+  }
+  if (!groups) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no group coordinator');
   switch (req.apiKey) {
     case ApiKey.FindCoordinator:
       return groups.findCoordinator(parseFindCoordinatorRequest(body));

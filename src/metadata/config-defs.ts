@@ -66,6 +66,13 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   def({ name: 'auto.leader.rebalance.enable', type: 'boolean', defaultValue: 'true', doc: 'Move leadership back to preferred replicas when they return' }),
   def({ name: 'offsets.topic.replication.factor', type: 'int', defaultValue: '3', min: 1, doc: 'Replication factor of __consumer_offsets (capped at the live brokers)' }),
   def({ name: 'offsets.topic.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __consumer_offsets' }),
+  def({ name: 'transaction.state.log.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __transaction_state (the transaction coordinators\' log)' }),
+  def({ name: 'transaction.state.log.replication.factor', type: 'int', defaultValue: '3', min: 1, doc: 'Replication factor of __transaction_state (capped at the live brokers)' }),
+  def({ name: 'transaction.state.log.min.isr', type: 'int', defaultValue: '2', min: 1, doc: 'min.insync.replicas of __transaction_state (capped at its replication factor)' }),
+  def({ name: 'transaction.state.log.segment.bytes', type: 'int', defaultValue: '104857600', min: 1024 * 14, doc: 'segment.bytes of __transaction_state' }),
+  def({ name: 'transaction.max.timeout.ms', type: 'int', defaultValue: '900000', min: 1, doc: 'The longest transaction.timeout.ms a producer may ask for (InitProducerId answers INVALID_TRANSACTION_TIMEOUT beyond it)' }),
+  def({ name: 'transactional.id.expiration.ms', type: 'int', defaultValue: '604800000', min: 1, doc: 'A transactional id with no transaction open and no request for this long is forgotten' }),
+  def({ name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', defaultValue: '10000', min: 1, doc: 'How often the coordinator looks for transactions past their timeout (and aborts them) and for expired transactional ids' }),
 ];
 
 const TOPIC_BY_NAME = new Map(TOPIC_CONFIGS.map((d) => [d.name, d]));

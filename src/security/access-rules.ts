@@ -15,9 +15,17 @@
 //             topic" listings), the others are served; `clusterCovers`,
 //             when allowed on the cluster, stands in for it on every topic;
 //   group     needed on the group(s) named: GROUP_AUTHORIZATION_FAILED;
-//   transactionalId  needed on a transactional id the request carries;
-//   replica   what a follower's request (replicaId >= 0) needs on the
-//             cluster instead of `topic`;
+//   transactionalId  needed on a transactional id the request carries
+//             (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED); listings
+//             (ListTransactions) leave out the ids it does not hold on;
+//   clusterUnlessTransactional  `cluster` is asked only of a request
+//             without a transactional id; one with an id needs
+//             `transactionalId` on it instead (InitProducerId: an idempotent
+//             producer needs IdempotentWrite, a transactional one Write on
+//             its id — Kafka's handleInitProducerIdRequest);
+//   replica   what a broker's own form of the request needs on the cluster
+//             instead of the rest: a follower's fetch (replicaId >= 0), a
+//             partition leader's AddPartitionsToTxn verifyOnly (KIP-890);
 //   configResource  needed on a config resource: on the topic for a topic
 //             resource, on the cluster for a broker or cluster resource;
 //   create    Metadata's auto-creation: needed on the cluster or the topic.
@@ -34,6 +42,7 @@ export interface AccessRule {
   readonly clusterCovers?: AclOperationCode;
   readonly group?: AclOperationCode;
   readonly transactionalId?: AclOperationCode;
+  readonly clusterUnlessTransactional?: boolean;
   readonly replica?: AclOperationCode;
   readonly configResource?: AclOperationCode;
   readonly create?: AclOperationCode;
@@ -62,8 +71,15 @@ export const ACCESS_RULES: ReadonlyMap<number, AccessRule> = new Map([
   [19, rule('CreateTopics', { topic: Op.CREATE, clusterCovers: Op.CREATE })],
   [20, rule('DeleteTopics', { topic: Op.DELETE })],
   [21, rule('DeleteRecords', { topic: Op.DELETE })],
-  [22, rule('InitProducerId', { cluster: Op.IDEMPOTENT_WRITE, orAnyTopic: Op.WRITE, transactionalId: Op.WRITE })],
+  [22, rule('InitProducerId', { cluster: Op.IDEMPOTENT_WRITE, orAnyTopic: Op.WRITE, transactionalId: Op.WRITE, clusterUnlessTransactional: true })],
   [23, rule('OffsetForLeaderEpoch', { topic: Op.DESCRIBE, replica: Op.CLUSTER_ACTION })],
+  // Transactions (KIP-98), as Kafka's KafkaApis: a refused topic fails the whole AddPartitionsToTxn (the others OPERATION_NOT_ATTEMPTED).
+  [24, rule('AddPartitionsToTxn', { transactionalId: Op.WRITE, topic: Op.WRITE, replica: Op.CLUSTER_ACTION })],
+  [25, rule('AddOffsetsToTxn', { transactionalId: Op.WRITE, group: Op.READ })],
+  [26, rule('EndTxn', { transactionalId: Op.WRITE })],
+  // Coordinator → partition leader: only nodes write markers.
+  [27, rule('WriteTxnMarkers', { cluster: Op.CLUSTER_ACTION })],
+  [28, rule('TxnOffsetCommit', { transactionalId: Op.WRITE, group: Op.READ, topic: Op.READ })],
   [29, rule('DescribeAcls', { cluster: Op.DESCRIBE })],
   [30, rule('CreateAcls', { cluster: Op.ALTER })],
   [31, rule('DeleteAcls', { cluster: Op.ALTER })],
@@ -89,6 +105,9 @@ export const ACCESS_RULES: ReadonlyMap<number, AccessRule> = new Map([
   [60, rule('DescribeCluster')],
   [62, rule('BrokerRegistration', { cluster: Op.CLUSTER_ACTION })],
   [63, rule('BrokerHeartbeat', { cluster: Op.CLUSTER_ACTION })],
+  // kafka-transactions.sh: a described transaction lists only the topics the principal may describe.
+  [65, rule('DescribeTransactions', { transactionalId: Op.DESCRIBE, topic: Op.DESCRIBE })],
+  [66, rule('ListTransactions', { transactionalId: Op.DESCRIBE })],
 ]);
 
 /**

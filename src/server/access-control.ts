@@ -11,7 +11,9 @@
 //      topics and groups checked against the same rule first. Refused items
 //      get TOPIC_/GROUP_AUTHORIZATION_FAILED in the operation's own answer
 //      and never reach the operation, so a refused request writes nothing;
-//      allowed items are served as before, in the request's order.
+//      allowed items are served as before, in the request's order. The
+//      transaction coordinator's operations check the transactional id
+//      (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) before their groups and topics.
 // Listings (Metadata, ListGroups, OffsetFetch of every topic) leave out what
 // the principal may not describe.
 
@@ -25,6 +27,7 @@ import type { ConnectionInfo } from '../net/server-connection.js';
 import type { ReplicaOps } from '../replication/replica-manager.js';
 import type { AbortedTransaction } from '../protocol/apis/fetch.js';
 import type { GroupOps } from '../groups/coordinator.js';
+import type { TransactionOps, TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../protocol/apis/transactions.js';
 import type { BrokerApiDeps, ControllerCall } from './broker-api.js';
 import type { ControllerCallHandler } from '../raft-node/client-service.js';
 import { ANONYMOUS } from '../security/principal.js';
@@ -76,8 +79,26 @@ export class RequestAccess {
     return this.allowed(r.group, ResourceType.GROUP, group);
   }
 
+  /** Whether the API's transactional id requirement holds for `id`. */
+  transactionalIdAllowed(apiKey: number, id: string): boolean {
+    const r = this.rule(apiKey);
+    if (!r?.transactionalId) return r !== undefined;
+    return this.allowed(r.transactionalId, ResourceType.TRANSACTIONAL_ID, id);
+  }
+
   who(): string {
     return principalString(this.principal);
+  }
+
+  transactionalIdRefusal(apiKey: number, id: string): Item {
+    return refusal(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, `${this.who()} may not ${opName(this.rule(apiKey)?.transactionalId)} transactional id ${id}`);
+  }
+
+  /** Throws TRANSACTIONAL_ID_AUTHORIZATION_FAILED unless the API's transactional id requirement holds. */
+  requireTransactionalId(apiKey: number, id: string): void {
+    if (!this.transactionalIdAllowed(apiKey, id)) {
+      throw new SluiceError(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, `${this.who()} may not ${opName(this.rule(apiKey)?.transactionalId)} transactional id ${id}`);
+    }
   }
 
   topicRefusal(apiKey: number, topic: string): Item {
@@ -100,12 +121,15 @@ export class RequestAccess {
   /**
    * The request-wide part of the API's rule, checked before the handler
    * runs: an API without a rule is refused (fail closed), a cluster
-   * requirement must hold (or its any-topic alternative).
+   * requirement must hold (or its any-topic alternative) — for an API whose
+   * cluster requirement is clusterUnlessTransactional, only when the request
+   * names no transactional id (the operation then checks the id).
    */
-  checkRequest(apiKey: number, apiName: string): void {
+  checkRequest(apiKey: number, apiName: string, transactionalId: string | null = null): void {
     const r = this.rule(apiKey);
     if (!r) throw new SluiceError(Errors.CLUSTER_AUTHORIZATION_FAILED, `${apiName} has no access rule`);
     if (r.cluster === undefined || this.onCluster(r.cluster)) return;
+    if (r.clusterUnlessTransactional === true && transactionalId !== null) return;
     if (r.orAnyTopic !== undefined && this.authorizer.authorizeAny(this.principal, this.host, r.orAnyTopic, ResourceType.TOPIC)) return;
     this.requireCluster(r.cluster, apiName);
   }
@@ -166,6 +190,12 @@ const NO_BYTES: Uint8Array = new Uint8Array(0);
 function guardedReplicas(r: ReplicaOps, a: RequestAccess): ReplicaOps {
   return {
     produce(req) {
+      const id = req.transactionalId ?? null;
+      if (id !== null && !a.transactionalIdAllowed(0, id)) {
+        // Kafka refuses the whole request: every partition answered, nothing appended.
+        const e = a.transactionalIdRefusal(0, id);
+        return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, ...e, baseOffset: -1, logStartOffset: -1 })) })) };
+      }
       const s = splitTopics(a, 0, req.topics, (p, e) => ({ partition: p.partition, ...e, baseOffset: -1, logStartOffset: -1 }));
       if (s.allowed.length === 0) return { topics: s.merge([]) };
       return then(r.produce({ ...req, topics: s.allowed }), (res) => ({ ...res, topics: s.merge(res.topics) }));
@@ -229,17 +259,8 @@ function guardedGroups(g: GroupOps, a: RequestAccess): GroupOps {
       if (s.allowed.length === 0) return { topics: s.merge([]) };
       return then(g.offsetCommit({ ...req, topics: s.allowed }), (res) => ({ ...res, topics: s.merge(res.topics) }));
     },
-    async txnOffsetCommit(req) {
-      // Group and topic checks as OffsetCommit's, under TxnOffsetCommit's rule (none yet: refused, fail closed).
-      if (!a.groupAllowed(28, req.groupId)) {
-        const e = a.groupRefusal(28, req.groupId);
-        return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, ...e })) })) };
-      }
-      const s = splitTopics(a, 28, req.topics, (p, e) => ({ partition: p.partition, ...e }));
-      if (s.allowed.length === 0) return { topics: s.merge([]) };
-      const res = await g.txnOffsetCommit({ ...req, topics: s.allowed });
-      return { ...res, topics: s.merge(res.topics) };
-    },
+    // The same checks as the txnOffsets path (transactional id, group, topics), whichever way a caller reaches it.
+    txnOffsetCommit: (req) => guardedTxnOffsets(g, a).txnOffsetCommit(req),
     offsetFetch(req) {
       if (!a.groupAllowed(9, req.groupId)) return { ...a.groupRefusal(9, req.groupId), topics: [] };
       if (req.topics === null) {
@@ -277,6 +298,106 @@ function guardedGroups(g: GroupOps, a: RequestAccess): GroupOps {
       if (s.allowed.length === 0) return { errorCode: 0, errorMessage: null, topics: s.merge([]) };
       const res = await g.offsetDelete({ ...req, topics: s.allowed });
       return res.errorCode !== 0 ? res : { ...res, topics: s.merge(res.topics) };
+    },
+  };
+}
+
+/**
+ * The transaction coordinator's operations. Every one checks the
+ * transactional id first (Write; Describe for FindCoordinator and the
+ * describing APIs), then its group and topics, in Kafka's order. A refused
+ * AddPartitionsToTxn topic fails the whole request: nothing is added, the
+ * refused topics' partitions are answered TOPIC_AUTHORIZATION_FAILED and the
+ * others OPERATION_NOT_ATTEMPTED (KafkaApis.handleAddPartitionsToTxnRequest).
+ * A partition leader's verifyOnly check is a node's request: ClusterAction.
+ */
+function guardedTransactions(t: TransactionOps, a: RequestAccess): TransactionOps {
+  const add = ApiKey.AddPartitionsToTxn;
+  return {
+    findCoordinator(req) {
+      if (!a.transactionalIdAllowed(ApiKey.FindCoordinator, req.key)) return { ...a.transactionalIdRefusal(ApiKey.FindCoordinator, req.key), nodeId: -1, url: null };
+      return t.findCoordinator(req);
+    },
+    initProducerId(req) {
+      a.requireTransactionalId(ApiKey.InitProducerId, req.transactionalId);
+      return t.initProducerId(req);
+    },
+    async addPartitionsToTxn(req) {
+      if (req.verifyOnly) {
+        a.requireCluster(a.rule(add)!.replica!, 'transaction verification');
+        return t.addPartitionsToTxn(req);
+      }
+      a.requireTransactionalId(add, req.transactionalId);
+      const ok = req.topics.map((x) => a.topicAllowed(add, x.name));
+      if (ok.every(Boolean)) return t.addPartitionsToTxn(req);
+      const notAttempted = refusal(Errors.OPERATION_NOT_ATTEMPTED, 'another topic of the request was refused');
+      return {
+        errorCode: 0, errorMessage: null,
+        results: req.topics.map((x, i) => {
+          const e = ok[i] ? notAttempted : a.topicRefusal(add, x.name);
+          return { name: x.name, partitions: x.partitions.map((partition) => ({ partition, ...e })) };
+        }),
+      };
+    },
+    addOffsetsToTxn(req) {
+      a.requireTransactionalId(ApiKey.AddOffsetsToTxn, req.transactionalId);
+      a.requireGroup(ApiKey.AddOffsetsToTxn, req.groupId);
+      return t.addOffsetsToTxn(req);
+    },
+    endTxn(req) {
+      a.requireTransactionalId(ApiKey.EndTxn, req.transactionalId);
+      return t.endTxn(req);
+    },
+    describeTransactions(req) {
+      const key = ApiKey.DescribeTransactions;
+      const allowed = req.transactionalIds.filter((id) => a.transactionalIdAllowed(key, id));
+      const described = allowed.length > 0 ? t.describeTransactions({ transactionalIds: allowed }).transactionStates : [];
+      let next = 0;
+      return {
+        transactionStates: req.transactionalIds.map((id) => {
+          if (!a.transactionalIdAllowed(key, id)) {
+            return {
+              ...a.transactionalIdRefusal(key, id), transactionalId: id, transactionState: '' as const, transactionTimeoutMs: 0,
+              transactionStartTimeMs: -1, producerId: -1, producerEpoch: -1, topics: [],
+            };
+          }
+          const d = described[next++]!;
+          return { ...d, topics: d.topics.filter((x) => a.topicAllowed(key, x.name)) };
+        }),
+      };
+    },
+    listTransactions(req) {
+      const res = t.listTransactions(req);
+      return { ...res, transactionStates: res.transactionStates.filter((x) => a.transactionalIdAllowed(ApiKey.ListTransactions, x.transactionalId)) };
+    },
+  };
+}
+
+type TxnOffsets = { txnOffsetCommit(req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse> };
+
+/** TxnOffsetCommit: Write on the transactional id, Read on the group, then Read on each topic (refused ones TOPIC_AUTHORIZATION_FAILED). */
+function guardedTxnOffsets(o: TxnOffsets, a: RequestAccess): TxnOffsets {
+  const key = ApiKey.TxnOffsetCommit;
+  return {
+    async txnOffsetCommit(req) {
+      a.requireTransactionalId(key, req.transactionalId);
+      a.requireGroup(key, req.groupId);
+      const s = splitTopics(a, key, req.topics, (p, e) => ({ partition: p.partition, ...e }));
+      if (s.allowed.length === 0) return { topics: s.merge([]) };
+      const res = await o.txnOffsetCommit({ ...req, topics: s.allowed });
+      return { ...res, topics: s.merge(res.topics) };
+    },
+  };
+}
+
+type TxnMarkers = { writeTxnMarkers(req: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> };
+
+/** WriteTxnMarkers: ClusterAction, held here for every path as checkRequest holds it for requests. */
+function guardedTxnMarkers(m: TxnMarkers, a: RequestAccess): TxnMarkers {
+  return {
+    writeTxnMarkers(req) {
+      a.requireCluster(a.rule(ApiKey.WriteTxnMarkers)!.cluster!, 'WriteTxnMarkers');
+      return m.writeTxnMarkers(req);
     },
   };
 }
@@ -381,6 +502,9 @@ export function guardedDeps<D extends BrokerApiDeps>(deps: D, access: RequestAcc
     replicas: guardedReplicas(deps.replicas, access),
     controller: guardedController(deps.controller, access),
     ...(deps.groups ? { groups: guardedGroups(deps.groups, access) } : {}),
+    ...(deps.transactions ? { transactions: guardedTransactions(deps.transactions, access) } : {}),
+    ...(deps.txnOffsets ? { txnOffsets: guardedTxnOffsets(deps.txnOffsets, access) } : {}),
+    ...(deps.txnMarkers ? { txnMarkers: guardedTxnMarkers(deps.txnMarkers, access) } : {}),
   };
 }
 

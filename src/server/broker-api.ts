@@ -6,9 +6,15 @@
 //     DeleteRecords) by the replica manager;
 //   - Metadata, DescribeCluster, ApiVersions from this node's metadata image;
 //   - InitProducerId from a block of producer ids the controller allocated
-//     (producer-ids.ts);
+//     (producer-ids.ts); with a transactional id, by its transaction
+//     coordinator (txn-api.ts);
 //   - group APIs (FindCoordinator, JoinGroup, ..., OffsetCommit) by the group
-//     coordinator (src/groups/group-api.ts);
+//     coordinator (src/groups/group-api.ts), FindCoordinator of a
+//     transactional id (keyType 1) by the transaction coordinator;
+//   - transaction APIs (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+//     TxnOffsetCommit, WriteTxnMarkers, Describe/ListTransactions) by the
+//     transaction coordinator, the group coordinator and the replica manager
+//     (txn-api.ts);
 //   - admin requests (CreateTopics, DeleteTopics, ...) forwarded to the active
 //     controller, whose answer comes back unchanged;
 //   - controller-only requests (registration, heartbeats, AlterPartition)
@@ -39,6 +45,7 @@ import type {
   TransactionOps, TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 } from '../protocol/apis/transactions.js';
 import { GROUP_APIS, serveGroupApi } from '../groups/group-api.js';
+import { TXN_APIS, initTransactionalProducer, serveTxnApi } from './txn-api.js';
 import type { Authorizer } from '../security/authorizer.js';
 import { guardedDeps, requestAccess, type RequestAccess } from './access-control.js';
 import { serveAclApi, ACL_APIS } from './acl-api.js';
@@ -101,6 +108,7 @@ const SERVED: readonly number[] = [
   ApiKey.SaslHandshake, ApiKey.SaslAuthenticate, ApiKey.DescribeUserScramCredentials, ApiKey.AlterUserScramCredentials,
   ...GROUP_APIS,
   ...ACL_APIS,
+  ...TXN_APIS,
 ];
 
 /** Every API this broker answers, with its versions (all 0 for now). */
@@ -129,9 +137,9 @@ export function createBrokerApi(brokerDeps: BrokerApiDeps): RequestHandler {
     }
     // With an authorizer: the API's request-wide rule first, then operations that check each topic and group.
     const access = requestAccess(brokerDeps, conn);
-    access?.checkRequest(req.apiKey, apiName(req.apiKey));
-    const deps = guardedDeps(brokerDeps, access);
     const body = req.body as Body;
+    access?.checkRequest(req.apiKey, apiName(req.apiKey), typeof body?.transactionalId === 'string' ? body.transactionalId : null);
+    const deps = guardedDeps(brokerDeps, access);
     switch (req.apiKey) {
       case ApiKey.ApiVersions:
         return { errorCode: 0, apiKeys: SUPPORTED_APIS };
@@ -157,6 +165,7 @@ export function createBrokerApi(brokerDeps: BrokerApiDeps): RequestHandler {
         return deps.logDirs(parseDescribeLogDirsRequest(body));
       case ApiKey.InitProducerId: {
         const init = parseInitProducerIdRequest(body);
+        if (typeof init.transactionalId === 'string') return initTransactionalProducer(deps, { ...init, transactionalId: init.transactionalId });
         if (!deps.producerIds) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker hands out no producer ids');
         return initProducerId(init, deps.producerIds);
       }
@@ -171,7 +180,8 @@ export function createBrokerApi(brokerDeps: BrokerApiDeps): RequestHandler {
       default:
         break;
     }
-    if (GROUP_APIS.has(req.apiKey)) return serveGroupApi(deps.groups, req, conn.remoteAddress);
+    if (GROUP_APIS.has(req.apiKey)) return serveGroupApi(deps.groups, req, conn.remoteAddress, deps);
+    if (TXN_APIS.has(req.apiKey)) return serveTxnApi(deps, req.apiKey, body);
     if (ACL_APIS.has(req.apiKey)) return serveAclApi(deps, req.apiKey, body);
     const forwarded = FORWARDED.get(req.apiKey);
     if (forwarded) return deps.controller(forwarded, body);

@@ -29,6 +29,11 @@ import { brokerResponseEncoder, createBrokerApi, type BrokerApiDeps, type Contro
 import { describeLogDirs } from './log-dirs.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { GroupCoordinator } from '../groups/coordinator.js';
+import { TransactionCoordinator } from '../transactions/coordinator.js';
+import { BrokerLinks } from '../transactions/broker-links.js';
+import { markerChannel } from '../transactions/markers.js';
+import { TransactionVerifier } from '../transactions/verifier.js';
+import type { TxnVerifier } from '../replication/txn-seams.js';
 import type { RequestHandler } from '../net/server-connection.js';
 import type { WebSocketFactory } from '../net/client-link.js';
 import { DEFAULT_KAFKA_LIMITS, KafkaServer, type KafkaConnectionLimits } from '../net/kafka-server.js';
@@ -172,6 +177,7 @@ export interface Broker {
   readonly replicas: ReplicaManager;
   readonly logs: LogManager;
   readonly groups: GroupCoordinator;
+  readonly transactions: TransactionCoordinator;
   /** Controlled shutdown (leaderships handed over first unless `controlled` is false), then close. */
   stop(opts?: { controlled?: boolean }): Promise<void>;
 }
@@ -193,12 +199,14 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     dataDir: opts.dataDir, logConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, fs: opts.fs, logger: log, ...(s.logManagerConfig ? { managerConfig: s.logManagerConfig } : {}),
   });
   // The lifecycle needs the bound URL, so it is made after the listener; the replica manager reads its epoch later.
-  const ref: { lifecycle?: BrokerLifecycle } = {};
+  // The verifier needs the transaction coordinator, which needs the replica manager: both read it through ref.
+  const ref: { lifecycle?: BrokerLifecycle; verifier?: TxnVerifier } = {};
   const replicas = new ReplicaManager({
     brokerId: opts.nodeId, logs, brokerLogConfig: s.logConfig, clock: opts.clock, scheduler: opts.scheduler, logger: log.child({ component: 'replicas' }),
     replicaLagTimeMaxMs: s.replicaLagTimeMaxMs, durability: s.durability,
     alterPartition: (req) => alterPartition(opts, req),
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
+    txnVerifier: () => ref.verifier,
     fetcher: {
       ...fetcherFactory(opts),
       ...(s.sasl?.interBroker ? { sasl: s.sasl.interBroker } : {}),
@@ -207,17 +215,33 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   // Follows this broker's leadership of __consumer_offsets partitions from the replica manager's first image on.
   const groups = new GroupCoordinator({
     brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, clock: opts.clock, scheduler: opts.scheduler, rng: opts.rng.fork(),
-    logger: log.child({ component: 'groups' }),
+    logger: log.child({ component: 'groups' }), txnVerifier: () => ref.verifier ?? null,
   });
   groups.start();
+  const producerIds = new ProducerIdManager({
+    brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
+  });
+  // The transaction coordinator's calls to other brokers (markers, KIP-890 checks), dialled as the replica fetchers dial leaders.
+  const links = new BrokerLinks({
+    brokerId: opts.nodeId, image: () => opts.metadata.image, ...fetcherFactory(opts), ...(s.sasl?.interBroker ? { sasl: s.sasl.interBroker } : {}),
+    scheduler: opts.scheduler, logger: log.child({ component: 'broker-links' }),
+  });
+  // Follows this broker's leadership of __transaction_state partitions, as the group coordinator does.
+  const transactions = new TransactionCoordinator({
+    brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, producerIds, markers: markerChannel(opts.nodeId, replicas, links),
+    clock: opts.clock, scheduler: opts.scheduler, rng: opts.rng.fork(), logger: log.child({ component: 'transactions' }),
+  });
+  ref.verifier = new TransactionVerifier(opts.nodeId, transactions, links);
+  transactions.start();
   const gates = saslGates(s, () => opts.metadata.image, opts, log);
   const apiDeps: BrokerApiDeps = {
     image: () => opts.metadata.image, controllerId: opts.controllerId, replicas, controller: opts.admin, sasl: gates.ws,
     logDirs: (req) => describeLogDirs(logs, req),
-    producerIds: new ProducerIdManager({
-      brokerId: opts.nodeId, brokerEpoch: () => ref.lifecycle?.epoch ?? -1, control: opts.control, logger: log.child({ component: 'producer-ids' }),
-    }),
+    producerIds,
     groups,
+    transactions,
+    txnOffsets: groups,
+    txnMarkers: { writeTxnMarkers: async (req) => replicas.writeTxnMarkers(req) },
     ...(opts.authorizer ? { authorizer: authorizerOver(opts.authorizer, () => opts.metadata.image) } : {}),
   };
   const quotas = new ClientQuotas(opts.clock, s.quotaWindows ?? DEFAULT_QUOTA_WINDOWS, opts.instrument?.onThrottle);
@@ -252,6 +276,8 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     }
   } catch (err) {
     await listener.close().catch(() => undefined);
+    transactions.stop();
+    links.close();
     groups.stop();
     logs.close();
     throw err;
@@ -289,6 +315,8 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
       stopped = true;
       unsubscribe();
       unsubscribeQuotas();
+      transactions.stop();
+      links.close();
       groups.stop();
       await replicas.stop();
       await listener.close();
@@ -297,5 +325,5 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     })();
     return stopping;
   };
-  return { url, kafkaUrl, lifecycle: lc, replicas, logs, groups, stop };
+  return { url, kafkaUrl, lifecycle: lc, replicas, logs, groups, transactions, stop };
 }

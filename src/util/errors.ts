@@ -69,6 +69,7 @@ export const Errors = {
   TRANSACTION_COORDINATOR_FENCED: e(52, 'TRANSACTION_COORDINATOR_FENCED', false, 'A newer transaction coordinator has taken over this transactional id'),
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: e(53, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', false, 'The principal may not use this transactional id'),
   SECURITY_DISABLED: e(54, 'SECURITY_DISABLED', false, 'No authorizer is configured on this cluster'),
+  OPERATION_NOT_ATTEMPTED: e(55, 'OPERATION_NOT_ATTEMPTED', false, 'The operation was not attempted because another part of the request failed'),
   KAFKA_STORAGE_ERROR: e(56, 'KAFKA_STORAGE_ERROR', true, 'The server hit a disk error serving this partition'),
   SASL_AUTHENTICATION_FAILED: e(58, 'SASL_AUTHENTICATION_FAILED', false, 'SASL authentication failed (wrong credentials, an invalid token or a malformed exchange)'),
   UNKNOWN_PRODUCER_ID: e(59, 'UNKNOWN_PRODUCER_ID', false, 'The partition has no state for this producer id'),

@@ -46,6 +46,7 @@ export interface KafkaApiHandler {
    * The response to `req` when the request failed as a whole (Kafka's
    * AbstractRequest.getErrorResponse): the error on every item the request
    * named, so a client sees one error per partition, topic or group it asked about.
+   * `version` is the request's, for codes an older version does not know.
    */
-  errorResponse(req: Struct, errorCode: number, errorMessage: string): Struct;
+  errorResponse(req: Struct, errorCode: number, errorMessage: string, version: number): Struct;
 }

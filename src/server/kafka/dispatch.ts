@@ -108,7 +108,7 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
       if (!(err instanceof SluiceError)) log.error({ err, api: handler.spec.name, conn: conn.id }, 'Kafka request handler failed');
       const code = err instanceof SluiceError ? err.code : Errors.UNKNOWN_SERVER_ERROR.code;
       const message = err instanceof Error ? err.message : 'unknown error';
-      return encodeAnswer(handler, header, settle(handler.errorResponse(req, code, message), true)!);
+      return encodeAnswer(handler, header, settle(handler.errorResponse(req, code, message, header.apiVersion), true)!);
     };
     // A body the table cannot encode is the handler's bug: logged, and the client gets the API's error answer.
     const answer = (handled: KafkaHandlerResult): Uint8Array[] | null => {
@@ -121,12 +121,12 @@ export function createKafkaFrameHandler(deps: KafkaDeps, log: Logger, handlers: 
         return encodeAnswer(handler, header, result);
       } catch (err) {
         log.error({ err, api: handler.spec.name, version: header.apiVersion }, 'Kafka response encoding failed');
-        return encodeAnswer(handler, header, handler.errorResponse(req, Errors.UNKNOWN_SERVER_ERROR.code, 'response encoding failed'));
+        return encodeAnswer(handler, header, handler.errorResponse(req, Errors.UNKNOWN_SERVER_ERROR.code, 'response encoding failed', header.apiVersion));
       }
     };
     let result: KafkaHandlerResult | Promise<KafkaHandlerResult>;
     try {
-      access?.checkRequest(header.apiKey, handler.spec.name);
+      access?.checkRequest(header.apiKey, handler.spec.name, typeof req.transactionalId === 'string' ? req.transactionalId : null);
       result = handler.handle(req, ctx);
     } catch (err) {
       scope?.handled();

@@ -13,10 +13,11 @@
 //   full fetches). A request continuing a session (sessionId != 0, epoch > 0)
 //   names one this broker never gave and is answered FETCH_SESSION_ID_NOT_FOUND.
 //   Forgotten topics only matter within a session and are ignored.
-// - isolationLevel: Sluice has no transactions, so no log holds transactional
-//   batches: read_committed reads the same records as read_uncommitted, the
-//   last stable offset is the high watermark and abortedTransactions is empty
-//   (null for read_uncommitted, as Kafka answers it).
+// - isolationLevel (v4+) goes to the replica manager: read_committed reads up
+//   to the last stable offset and gets the aborted transactions overlapping
+//   the answer (an empty list when there are none; null for
+//   read_uncommitted, as Kafka answers it). The client drops the aborted
+//   transactions' records and the control batches (docs/transactions.md).
 // - Replica fetches (replicaId >= 0) are refused with INVALID_REQUEST:
 //   followers replicate over Sluice's own protocol, never this listener.
 // - v12+: partitions answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
@@ -25,7 +26,9 @@
 import { fetch } from '../../protocol/kafka/apis/fetch/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
 import { ZERO_UUID } from '../../protocol/kafka/schema.js';
-import { CONSUMER_REPLICA_ID, NO_FETCH_SESSION, SESSIONLESS_EPOCH, type FetchPartitionResponse, type FetchResponse } from '../../protocol/apis/fetch.js';
+import {
+  CONSUMER_REPLICA_ID, NO_FETCH_SESSION, READ_COMMITTED, READ_UNCOMMITTED, SESSIONLESS_EPOCH, type FetchPartitionResponse, type FetchResponse,
+} from '../../protocol/apis/fetch.js';
 import type { MetadataImage } from '../../metadata/image.js';
 import { Errors, SluiceError } from '../../util/errors.js';
 import type { KafkaApiHandler } from './api.js';
@@ -37,7 +40,6 @@ interface FetchTopicIn { readonly topic: string; readonly topicId: string; reado
 
 /** Kafka's replica.fetch.wait.max.ms-style bound on one consumer long poll. */
 const FETCH_WAIT_MS_MAX = 60_000;
-const READ_COMMITTED = 1;
 const TOPIC_IDS_FROM_VERSION = 13;
 /** Error answers carry empty records, not null: some clients (KafkaJS) do not expect null there. */
 const NO_RECORDS = new Uint8Array(0);
@@ -52,14 +54,15 @@ function resolveTopics(image: MetadataImage, version: number, topics: readonly F
   return topics.map((t) => ({ name: t.topicId === ZERO_UUID ? null : byId.get(t.topicId) ?? null, topicId: t.topicId, partitions: t.partitions }));
 }
 
-function partitionOut(p: FetchPartitionResponse, abortedTransactions: [] | null): Struct {
+function partitionOut(p: FetchPartitionResponse, readCommitted: boolean): Struct {
+  const aborted = readCommitted ? (p.abortedTransactions ?? []).map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) : null;
   return {
-    partitionIndex: p.partition, errorCode: p.errorCode, highWatermark: p.highWatermark, lastStableOffset: p.highWatermark,
-    logStartOffset: p.logStartOffset, abortedTransactions, preferredReadReplica: -1, records: p.records,
+    partitionIndex: p.partition, errorCode: p.errorCode, highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset,
+    logStartOffset: p.logStartOffset, abortedTransactions: aborted, preferredReadReplica: -1, records: p.records,
   };
 }
 
-function answer(image: MetadataImage, version: number, resolved: readonly Resolved[], res: FetchResponse, aborted: [] | null): Struct {
+function answer(image: MetadataImage, version: number, resolved: readonly Resolved[], res: FetchResponse, readCommitted: boolean): Struct {
   const read = new Map(res.topics.map((t) => [t.name, new Map(t.partitions.map((p) => [p.partition, p]))]));
   const leaders = new Set<number>();
   const responses = resolved.map((t) => ({
@@ -68,7 +71,7 @@ function answer(image: MetadataImage, version: number, resolved: readonly Resolv
     partitions: t.partitions.map((fp) => {
       const p = t.name === null ? undefined : read.get(t.name)?.get(fp.partition);
       if (!p) return { partitionIndex: fp.partition, errorCode: Errors.UNKNOWN_TOPIC_ID.code, highWatermark: -1, records: NO_RECORDS };
-      const out = partitionOut(p, aborted);
+      const out = partitionOut(p, readCommitted);
       if (version >= 12 && needsLeaderHint(p.errorCode)) {
         const leader = currentLeader(image, t.name!, fp.partition);
         out.currentLeader = leader;
@@ -100,8 +103,9 @@ export const fetchHandler: KafkaApiHandler = {
     const resolved = resolveTopics(image, ctx.version, req.topics as FetchTopicIn[]);
     const known = resolved.filter((t): t is Resolved & { name: string } => t.name !== null);
     const minBytes = req.minBytes as number;
+    const readCommitted = req.isolationLevel === READ_COMMITTED;
     const result = ctx.deps.replicas.fetch({
-      replicaId: CONSUMER_REPLICA_ID, brokerEpoch: -1,
+      replicaId: CONSUMER_REPLICA_ID, brokerEpoch: -1, isolationLevel: readCommitted ? READ_COMMITTED : READ_UNCOMMITTED,
       // minBytes 0 asks for an answer at once, whatever there is (Kafka's meaning).
       maxWaitMs: minBytes <= 0 ? 0 : Math.min(Math.max(0, req.maxWaitMs as number), FETCH_WAIT_MS_MAX),
       minBytes: Math.max(0, minBytes),
@@ -110,8 +114,7 @@ export const fetchHandler: KafkaApiHandler = {
       topics: known.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ ...p, partitionMaxBytes: Math.max(0, p.partitionMaxBytes) })) })),
       forgotten: [],
     }, () => ctx.conn.closed);
-    const aborted = req.isolationLevel === READ_COMMITTED ? [] as [] : null;
-    const build = (res: FetchResponse): Struct => answer(ctx.deps.image(), ctx.version, resolved, res, aborted);
+    const build = (res: FetchResponse): Struct => answer(ctx.deps.image(), ctx.version, resolved, res, readCommitted);
     return result instanceof Promise ? result.then(build) : build(result);
   },
   errorResponse(req, errorCode) {

@@ -1,10 +1,11 @@
-// FindCoordinator on the Kafka listener: the coordinator of a group is the
-// leader of its __consumer_offsets partition (the group coordinator decides,
-// as for the WebSocket protocol), given by its Kafka endpoint. v4+ answers
-// many keys at once. Key type 1 (a transactional id) is refused with
-// INVALID_REQUEST, and any other key type too: Sluice has no transaction
-// coordinator yet, and a retriable code would make a transactional producer
-// retry forever.
+// FindCoordinator on the Kafka listener: the coordinator of a group (key
+// type 0) is the leader of its __consumer_offsets partition, that of a
+// transactional id (key type 1) the leader of its __transaction_state
+// partition — the group and transaction coordinators decide, as for the
+// WebSocket protocol — given by its Kafka endpoint. v4+ answers many keys at
+// once. Any other key type (2, share groups) is INVALID_REQUEST. A
+// transactional id the principal may not describe is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (access-control.ts).
 
 import { findCoordinator } from '../../protocol/kafka/apis/find-coordinator/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
@@ -12,10 +13,8 @@ import { Errors, type ErrorInfo } from '../../util/errors.js';
 import { errorMessage } from '../../groups/membership/responses.js';
 import type { KafkaApiHandler, KafkaDeps } from './api.js';
 import { kafkaBrokers } from './cluster-view.js';
-import { NO_TRANSACTIONS } from './group-kit.js';
-
-const KEY_TYPE_GROUP = 0;
-const KEY_TYPE_TRANSACTION = 1;
+import { COORDINATOR_KEY_GROUP, COORDINATOR_KEY_TRANSACTION } from '../../protocol/apis/transactions.js';
+import type { FindCoordinatorResponse } from '../../protocol/apis/groups.js';
 
 interface Coordinator { key: string; nodeId: number; host: string; port: number; errorCode: number; errorMessage: string | null }
 
@@ -25,11 +24,19 @@ const refused = (key: string, error: ErrorInfo | number, message: string | null)
   errorMessage: typeof error === 'number' ? message : errorMessage(error, message ?? undefined),
 });
 
-function coordinatorFor(deps: KafkaDeps, keyType: number, key: string): Coordinator {
-  if (keyType === KEY_TYPE_TRANSACTION) return refused(key, Errors.INVALID_REQUEST, NO_TRANSACTIONS);
-  if (keyType !== KEY_TYPE_GROUP) return refused(key, Errors.INVALID_REQUEST, `unknown coordinator key type ${keyType}`);
+function find(deps: KafkaDeps, keyType: number, key: string): FindCoordinatorResponse | Coordinator {
+  if (keyType === COORDINATOR_KEY_TRANSACTION) {
+    if (!deps.transactions) return refused(key, Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no transaction coordinator');
+    return deps.transactions.findCoordinator({ key, keyType: COORDINATOR_KEY_TRANSACTION });
+  }
+  if (keyType !== COORDINATOR_KEY_GROUP) return refused(key, Errors.INVALID_REQUEST, `unknown coordinator key type ${keyType}`);
   if (!deps.groups) return refused(key, Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no group coordinator');
-  const found = deps.groups.findCoordinator({ key });
+  return deps.groups.findCoordinator({ key });
+}
+
+function coordinatorFor(deps: KafkaDeps, keyType: number, key: string): Coordinator {
+  const found = find(deps, keyType, key);
+  if ('key' in found) return found;
   if (found.errorCode !== 0) return refused(key, found.errorCode, found.errorMessage);
   const broker = kafkaBrokers(deps.image()).find((b) => b.nodeId === found.nodeId);
   if (!broker) return refused(key, Errors.COORDINATOR_NOT_AVAILABLE, `broker ${found.nodeId} coordinates ${key} but has no Kafka listener`);

@@ -11,6 +11,3 @@ export function coordinatorOf(deps: KafkaDeps): GroupCoordinator {
   if (!deps.groups) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, 'this broker runs no group coordinator');
   return deps.groups;
 }
-
-/** Kafka's message for a refusal Sluice cannot serve yet: transactions (KIP-98) are not implemented. */
-export const NO_TRANSACTIONS = 'transactions are not supported by Sluice yet (idempotent producers are: use a null transactional.id)';

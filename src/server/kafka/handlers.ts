@@ -35,6 +35,11 @@ import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './acl
 import { saslAuthenticateHandler, saslHandshakeHandler } from './sasl.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram-credentials.js';
 import { alterClientQuotasHandler, describeClientQuotasHandler } from './client-quotas.js';
+import { addPartitionsToTxnHandler } from './add-partitions-to-txn.js';
+import { addOffsetsToTxnHandler } from './add-offsets-to-txn.js';
+import { endTxnHandler } from './end-txn.js';
+import { txnOffsetCommitHandler } from './txn-offset-commit.js';
+import { describeTransactionsHandler, listTransactionsHandler } from './transactions-admin.js';
 
 const handlers: KafkaApiHandler[] = [
   apiVersionsHandler(() => KAFKA_HANDLERS),
@@ -76,6 +81,12 @@ const handlers: KafkaApiHandler[] = [
   alterUserScramCredentialsHandler,
   describeClientQuotasHandler,
   alterClientQuotasHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  txnOffsetCommitHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
 ];
 
 export const KAFKA_HANDLERS: ReadonlyMap<number, KafkaApiHandler> = new Map(handlers.map((h) => [h.spec.apiKey, h]));

@@ -2,8 +2,9 @@
 // same lookups as the WebSocket protocol's), laid out per topic and partition.
 //
 // - v1-10 are served (v0's list of old-style offsets is not).
-// - Timestamps: -1 latest (the high watermark: with no transactions the last
-//   stable offset is the same, so both isolation levels get it), -2 earliest,
+// - isolationLevel (v2+) goes to the replica manager: read_committed's latest
+//   (-1) is the last stable offset, read_uncommitted's the high watermark.
+// - Timestamps: -1 latest, -2 earliest,
 //   -3 (v7+) the record with the largest timestamp, -4 (v8+, earliest local)
 //   = earliest since every segment is local, -5 (v9+, latest tiered) has no
 //   tiered segments to name and answers offset -1 as Kafka does without
@@ -31,6 +32,7 @@ export const listOffsetsHandler: KafkaApiHandler = {
     const topics = req.topics as TopicIn[];
     const res = ctx.deps.replicas.listOffsets({
       replicaId: CONSUMER_REPLICA_ID,
+      isolationLevel: req.isolationLevel === 1 ? 1 : 0,
       topics: topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({

@@ -2,9 +2,11 @@
 // v0-7 ask about one group, v8+ about many (one answer per group). Topics
 // null (v2+) means every topic the group has offsets for. v0-1 have no
 // group-level error code: a group error goes on every partition asked
-// about, as Kafka does. requireStable (v7+) needs nothing: without
-// transactions no commit is ever pending. v9's memberId/memberEpoch belong
-// to KIP-848 groups; classic groups ignore them.
+// about, as Kafka does. requireStable (v7+; per request, also for every
+// group of v8+) goes to the coordinator: a partition with a transactional
+// commit still open answers UNSTABLE_OFFSET_COMMIT (retriable) instead of the
+// last committed offset (KIP-447). v9's memberId/memberEpoch belong to
+// KIP-848 groups; classic groups ignore them.
 
 import { offsetFetch } from '../../protocol/kafka/apis/offset-fetch/schema.js';
 import type { Struct } from '../../protocol/kafka/message.js';
@@ -18,8 +20,8 @@ const GROUP_ERROR_VERSION = 2;
 
 type AskedTopics = Array<{ name: string; partitionIndexes: number[] }> | null;
 
-function fetchGroup(groups: GroupCoordinator, groupId: string, asked: AskedTopics): OffsetFetchResponse {
-  return groups.offsetFetch({ groupId, topics: asked === null ? null : asked.map((t) => ({ name: t.name, partitions: t.partitionIndexes })) });
+function fetchGroup(groups: GroupCoordinator, groupId: string, asked: AskedTopics, requireStable: boolean): OffsetFetchResponse {
+  return groups.offsetFetch({ groupId, topics: asked === null ? null : asked.map((t) => ({ name: t.name, partitions: t.partitionIndexes })), requireStable });
 }
 
 function kafkaTopics(res: OffsetFetchResponse, asked: AskedTopics, partitionError: boolean): Struct[] {
@@ -44,18 +46,19 @@ export const offsetFetchHandler: KafkaApiHandler = {
   maxVersion: 9,
   handle(req, ctx) {
     const groups = coordinatorOf(ctx.deps);
+    const requireStable = req.requireStable === true;
     if (ctx.version >= BATCHED_VERSION) {
       return {
         throttleTimeMs: 0,
         groups: (req.groups as Struct[]).map((g) => {
           const asked = g.topics as AskedTopics;
-          const res = fetchGroup(groups, g.groupId as string, asked);
+          const res = fetchGroup(groups, g.groupId as string, asked, requireStable);
           return { groupId: g.groupId, topics: kafkaTopics(res, asked, false), errorCode: res.errorCode };
         }),
       };
     }
     const asked = req.topics as AskedTopics;
-    const res = fetchGroup(groups, req.groupId as string, asked);
+    const res = fetchGroup(groups, req.groupId as string, asked, requireStable);
     return { throttleTimeMs: 0, topics: kafkaTopics(res, asked, ctx.version < GROUP_ERROR_VERSION), errorCode: res.errorCode };
   },
   errorResponse(req, errorCode) {

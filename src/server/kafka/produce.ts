@@ -8,10 +8,13 @@
 //   ids) are not in the spec version this listener was written from.
 // - acks 0 gets no response at all; acks other than -1/0/1 is
 //   INVALID_REQUIRED_ACKS on every partition, nothing appended.
-// - A non-null transactionalId: Sluice has no transaction coordinator, so
-//   every partition is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (the
-//   code Kafka gives a producer that may not use its transactional id: fatal
-//   for the client, which reports the message) and nothing is appended.
+// - A non-null transactionalId: a transactional producer's batches. The
+//   replica manager applies the transactional rules (the leader asks the
+//   transaction coordinator before the producer's first batch on a
+//   partition, KIP-890 part 1); with an authorizer the id needs Write, else
+//   every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is
+//   appended (access-control.ts). TRANSACTION_ABORTABLE is INVALID_TXN_STATE
+//   before v11 (txn-kit.ts).
 // - Null records: CORRUPT_MESSAGE for that partition.
 // - v10+: partitions answered NOT_LEADER_OR_FOLLOWER carry the current
 //   leader, and nodeEndpoints its address (leader-hints.ts).
@@ -23,11 +26,12 @@ import { Errors } from '../../util/errors.js';
 import type { MetadataImage } from '../../metadata/image.js';
 import { NO_KAFKA_RESPONSE, type KafkaApiHandler } from './api.js';
 import { currentLeader, needsLeaderHint, nodeEndpoints } from './leader-hints.js';
+import { clientCode } from './txn-kit.js';
 
 interface PartitionData { readonly index: number; readonly records: Buffer | null }
 interface TopicData { readonly name: string; readonly partitionData: readonly PartitionData[] }
 
-const TRANSACTIONS_UNSUPPORTED = 'Sluice does not support transactions yet: produce without a transactional.id';
+const CODES = { abortable: 11 };
 
 function everyPartition(req: Struct, errorCode: number, errorMessage: string): Struct {
   return {
@@ -54,7 +58,7 @@ function answer(image: MetadataImage, version: number, topics: readonly TopicDat
     partitionResponses: t.partitionData.map((p) => {
       const r = results.get(`${t.name}\u0000${p.index}`);
       if (!r) return { index: p.index, errorCode: Errors.CORRUPT_MESSAGE.code, baseOffset: -1, errorMessage: 'CORRUPT_MESSAGE: null records' };
-      const out: Struct = { index: p.index, errorCode: r.errorCode, baseOffset: r.baseOffset, logStartOffset: r.logStartOffset, errorMessage: r.errorMessage };
+      const out: Struct = { index: p.index, errorCode: clientCode(r.errorCode, version, CODES), baseOffset: r.baseOffset, logStartOffset: r.logStartOffset, errorMessage: r.errorMessage };
       if (version >= 10 && needsLeaderHint(r.errorCode)) {
         const leader = currentLeader(image, t.name, p.index);
         out.currentLeader = leader;
@@ -72,14 +76,12 @@ export const produceHandler: KafkaApiHandler = {
   maxVersion: 11,
   handle(req, ctx) {
     const acks = req.acks as number;
-    if (req.transactionalId !== null) {
-      return acks === 0 ? NO_KAFKA_RESPONSE : everyPartition(req, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code, TRANSACTIONS_UNSUPPORTED);
-    }
     if (acks !== -1 && acks !== 0 && acks !== 1) {
       return everyPartition(req, Errors.INVALID_REQUIRED_ACKS.code, `acks must be 0, 1 or -1 (all), got ${acks}`);
     }
     const topics = req.topicData as TopicData[];
-    const result = ctx.deps.replicas.produce({ acks, timeoutMs: Math.max(0, req.timeoutMs as number), topics: withRecords(topics) });
+    const transactionalId = req.transactionalId as string | null;
+    const result = ctx.deps.replicas.produce({ transactionalId, acks, timeoutMs: Math.max(0, req.timeoutMs as number), topics: withRecords(topics) });
     if (acks === 0) return NO_KAFKA_RESPONSE;
     const build = (res: Awaited<typeof result>): Struct => {
       const results = new Map<string, ProducePartitionResponse>();
@@ -88,7 +90,7 @@ export const produceHandler: KafkaApiHandler = {
     };
     return result instanceof Promise ? result.then(build) : build(result);
   },
-  errorResponse(req, errorCode, errorMessage) {
-    return everyPartition(req, errorCode, errorMessage);
+  errorResponse(req, errorCode, errorMessage, version) {
+    return everyPartition(req, clientCode(errorCode, version, CODES), errorMessage);
   },
 };

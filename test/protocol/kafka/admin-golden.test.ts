@@ -6,32 +6,10 @@
 // drifted from the spec fails even where it would round-trip.
 
 import { expect } from 'chai';
-import { checkGolden, loadGolden } from './golden.js';
+import { checkGolden, expectSampleFields, loadGolden } from './golden.js';
 import { ADMIN_SAMPLES } from './admin-samples.js';
 import type { Struct } from '../../../src/protocol/kafka/message.js';
-import { inVersions, type FieldSpec } from '../../../src/protocol/kafka/schema.js';
-
-/** Expects `decoded` to hold `sample`'s value in every field of `fields` present in `version`. */
-function expectSampleFields(fields: readonly FieldSpec[], version: number, flexible: boolean, decoded: Struct, sample: Struct, path: string): void {
-  for (const f of fields) {
-    const present = f.tag === null ? inVersions(f.versions, version) : flexible && inVersions(f.tagged, version);
-    if (!present || sample[f.name] === undefined) continue;
-    const want = sample[f.name];
-    const got = decoded[f.name];
-    const where = `${path}.${f.name}`;
-    if (typeof f.type !== 'string' && want !== null) {
-      const sub = f.type.fields;
-      if (f.array) {
-        expect((got as Struct[]).length, where).to.equal((want as Struct[]).length);
-        (want as Struct[]).forEach((w, i) => expectSampleFields(sub, version, flexible, (got as Struct[])[i]!, w, `${where}[${i}]`));
-      } else {
-        expectSampleFields(sub, version, flexible, got as Struct, want as Struct, where);
-      }
-    } else {
-      expect(got, where).to.deep.equal(want);
-    }
-  }
-}
+import { inVersions } from '../../../src/protocol/kafka/schema.js';
 
 describe('Kafka protocol: admin API golden frames', () => {
   for (const s of ADMIN_SAMPLES) {

@@ -11,7 +11,7 @@ import { parseHex } from '../../record/fixtures/load.js';
 import { Reader } from '../../../src/protocol/kafka/codec/reader.js';
 import { Writer } from '../../../src/protocol/kafka/codec/writer.js';
 import { decodeMessage, encodeMessage, type Struct } from '../../../src/protocol/kafka/message.js';
-import type { KafkaApiSpec } from '../../../src/protocol/kafka/schema.js';
+import { inVersions, type FieldSpec, type KafkaApiSpec } from '../../../src/protocol/kafka/schema.js';
 
 const ROOT_SEARCH_DEPTH_MAX = 8;
 
@@ -60,4 +60,26 @@ export function writeGolden(spec: KafkaApiSpec, api: string, version: number, ki
   const hex = encodeBody(spec, version, kind, value).toString('hex').replace(/(.{64})/g, '$1\n');
   fs.mkdirSync(path.dirname(goldenPath(api, version, kind)), { recursive: true });
   fs.writeFileSync(goldenPath(api, version, kind), `# ${comment}\n${hex}\n`);
+}
+
+/** Expects `decoded` to hold `sample`'s value in every field of `fields` present in `version`. */
+export function expectSampleFields(fields: readonly FieldSpec[], version: number, flexible: boolean, decoded: Struct, sample: Struct, path: string): void {
+  for (const f of fields) {
+    const present = f.tag === null ? inVersions(f.versions, version) : flexible && inVersions(f.tagged, version);
+    if (!present || sample[f.name] === undefined) continue;
+    const want = sample[f.name];
+    const got = decoded[f.name];
+    const where = `${path}.${f.name}`;
+    if (typeof f.type !== 'string' && want !== null) {
+      const sub = f.type.fields;
+      if (f.array) {
+        expect((got as Struct[]).length, where).to.equal((want as Struct[]).length);
+        (want as Struct[]).forEach((w, i) => expectSampleFields(sub, version, flexible, (got as Struct[])[i]!, w, `${where}[${i}]`));
+      } else {
+        expectSampleFields(sub, version, flexible, got as Struct, want as Struct, where);
+      }
+    } else {
+      expect(got, where).to.deep.equal(want);
+    }
+  }
 }
