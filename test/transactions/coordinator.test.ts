@@ -20,7 +20,8 @@ import { ApiKey } from '../../src/protocol/api-keys.js';
 import { CONSUMER_OFFSETS_TOPIC } from '../../src/protocol/apis/groups.js';
 import { TRANSACTION_STATE_TOPIC, type AddPartitionsToTxnRequest, type WriteTxnMarkersRequest } from '../../src/protocol/apis/transactions.js';
 import { CONTROL_FLAG_MASK } from '../../src/record/batch-header.js';
-import { decodeRecordBatches } from '../../src/record/record-batch.js';
+import { decodeRecordBatches, encodeRecordBatch } from '../../src/record/record-batch.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 import { ManualScheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
@@ -164,6 +165,33 @@ describe('transaction coordinator (in-process, real replica managers)', function
     await active(2);
     expect(coordinator(2).transaction(TXN)).to.include({ state: 'CompleteCommit', producerId: 1000, producerEpoch: 1 });
     expect(coordinator(1).shardStates.size).to.equal(0);
+  });
+
+  /** A transactional produce of one record to orders-`partition` on its leader; the partition's error code. */
+  async function send(p: { producerId: number; producerEpoch: number }, partition: number, sequence: number, value: string): Promise<number> {
+    const leader = cluster.registration('orders', partition).leader;
+    const batch = encodeRecordBatch({ records: [{ value: Buffer.from(value), timestamp: 1 }], producerId: BigInt(p.producerId), producerEpoch: p.producerEpoch, baseSequence: sequence, isTransactional: true });
+    const res = await cluster.node(leader).rm.produce({ acks: -1, timeoutMs: 5_000, transactionalId: TXN, topics: [{ name: 'orders', partitions: [{ partition, records: asBuffer(batch) }] }] });
+    return res.topics[0]!.partitions[0]!.errorCode;
+  }
+
+  it('with records on the partitions: the LSO waits for the COMMIT markers, and a late write at the ended epoch is fenced', async () => {
+    createStateTopic(1);
+    await active(1);
+    const p = await init(1);
+    await add(1, p, [0, 1]);
+    expect(await send(p, 0, 0, 'debit')).to.equal(0);
+    expect(await send(p, 1, 0, 'credit')).to.equal(0);
+    const rm1 = cluster.node(1).rm;
+    expect(rm1.lastStableOffset('orders', 0), 'the open transaction holds the LSO at its first offset').to.equal(0);
+    const ended = await within('end', coordinator(1).endTxn({ transactionalId: TXN, ...p, committed: true, bumpEpoch: true }));
+    await until(1, 'CompleteCommit', () => coordinator(1).transaction(TXN)?.state === 'CompleteCommit');
+    await waitFor('the LSO past the marker', () => rm1.lastStableOffset('orders', 0) === 2 && cluster.node(2).rm.lastStableOffset('orders', 1) === 2);
+    expect(await send(p, 0, 1, 'late'), 'the marker raised the epoch: the ended transaction cannot be written to').to.equal(Errors.INVALID_PRODUCER_EPOCH.code);
+    // The next transaction, at the epoch EndTxn answered, from sequence 0.
+    const next = { producerId: ended.producerId, producerEpoch: ended.producerEpoch };
+    await add(1, next, [0]);
+    expect(await send(next, 0, 0, 'second')).to.equal(0);
   });
 
   it('InitProducerId over an open transaction aborts it at epoch + 1 (CONCURRENT_TRANSACTIONS meanwhile), then hands out epoch + 2', async () => {
