@@ -18,9 +18,10 @@ import { groupsCommand } from './commands/groups.js';
 import { reassignCommand } from './commands/reassign.js';
 import { benchCommand } from './commands/bench.js';
 import { usersCommand } from './commands/users.js';
+import { transactionsCommand } from './commands/transactions.js';
 
 /** Names of the registered subcommands; later issues append to this list. */
-const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'quotas', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench', 'users', 'acls'];
+const COMMANDS: string[] = ['server', 'local', 'topics', 'configs', 'quotas', 'cluster', 'produce', 'consume', 'groups', 'reassign', 'bench', 'users', 'acls', 'transactions'];
 
 export function buildCli(argv: string[]) {
   return yargs(argv)
@@ -47,6 +48,7 @@ export function buildCli(argv: string[]) {
     .command(reassignCommand)
     .command(benchCommand)
     .command(usersCommand)
+    .command(transactionsCommand)
     // yargs' strictCommands only applies once a command exists; this keeps the
     // "unknown command → usage, exit 2" promise with any number of commands.
     .check((args) => {

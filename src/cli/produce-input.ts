@@ -92,6 +92,8 @@ export function lineToMessage(line: string, shape: RecordShape): ProducerMessage
 export class ProduceTally {
   private readonly perPartition = new Map<number, number>();
   total = 0;
+  /** Transactions committed (--transactional-id); null when not transactional. */
+  transactions: number | null = null;
 
   add(partition: number): void {
     this.perPartition.set(partition, (this.perPartition.get(partition) ?? 0) + 1);
@@ -105,6 +107,7 @@ export class ProduceTally {
 
   summary(topic: string): string {
     const parts = this.byPartition().map((p) => `${p.partition}: ${p.records}`).join(', ');
-    return `sent ${this.total} record(s) to ${topic}${parts ? ` (per partition ${parts})` : ''}`;
+    const txns = this.transactions === null ? '' : ` in ${this.transactions} committed transaction(s)`;
+    return `sent ${this.total} record(s) to ${topic}${parts ? ` (per partition ${parts})` : ''}${txns}`;
   }
 }

@@ -2,7 +2,8 @@
 // broker, then the coordinator's connection until it says it is no longer
 // the coordinator (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) or its
 // connection fails — then it is looked up again. Used by the consumer's
-// group membership and offsets, and by the group admin.
+// group membership and offsets, by the group admin, and (keyType 1) by the
+// transactional producer for its transaction coordinator.
 //
 // Every group call goes through `call()`, which retries retriable errors with
 // the Client's backoff (COORDINATOR_LOAD_IN_PROGRESS while a new coordinator
@@ -25,7 +26,8 @@ const COORDINATOR_MOVED: ReadonlySet<number> = new Set([
 export class CoordinatorLink {
   private coordinator: Promise<{ nodeId: number; conn: BrokerConnection }> | null = null;
 
-  constructor(private readonly client: Client, readonly groupId: string) {}
+  /** keyType 1: `groupId` is a transactional id, and this links to its transaction coordinator. */
+  constructor(private readonly client: Client, readonly groupId: string, private readonly keyType: 0 | 1 = 0) {}
 
   /** The coordinator's connection (looked up once, then cached). */
   async connection(): Promise<BrokerConnection> {
@@ -76,8 +78,9 @@ export class CoordinatorLink {
 
   private async lookup(): Promise<{ nodeId: number; conn: BrokerConnection }> {
     const any = await this.client.anyConnection();
-    const found = checked('FindCoordinator', await any.findCoordinator(this.groupId));
-    if (found.url === null || found.nodeId < 0) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, `no coordinator for group ${this.groupId} yet`);
+    const found = checked('FindCoordinator', await any.findCoordinator(this.groupId, this.keyType));
+    const what = this.keyType === 0 ? 'group' : 'transactional id';
+    if (found.url === null || found.nodeId < 0) throw new SluiceError(Errors.COORDINATOR_NOT_AVAILABLE, `no coordinator for ${what} ${this.groupId} yet`);
     return { nodeId: found.nodeId, conn: await this.client.connectionTo(found.url) };
   }
 }

@@ -20,6 +20,9 @@
 //   ListOffsets answer (earliest -2, latest -1); OFFSET_OUT_OF_RANGE resets
 //   the same way (without the committed offset, which is what went out of
 //   range). seek() moves a position and drops what was buffered.
+// - Isolation: read_committed fetches stop at the last stable offset and
+//   skip aborted transactions' records (records.ts); control batches are
+//   never delivered, but the position moves past them like past any batch.
 // - Versions: seek, reset and removal bump a partition's version; a fetch
 //   answer or a chunk carrying an older version is stale and is dropped, so
 //   nothing fetched before a seek is ever delivered after it.
@@ -31,7 +34,7 @@
 
 import { Errors, isSluiceError, SluiceError } from '../util/errors.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../protocol/apis/offsets.js';
-import type { FetchPartitionResponse } from '../protocol/apis/fetch.js';
+import { READ_COMMITTED, type AbortedTransaction, type FetchPartitionResponse } from '../protocol/apis/fetch.js';
 import { batchSizeAt, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, lastOffsetOf } from '../record/batch-header.js';
 import type { Client } from './client.js';
 import { listOffsets, partitionKey } from './consumer-list-offsets.js';
@@ -289,7 +292,7 @@ export class Fetcher {
       if (toReset.length === 0) return;
       const offsets = await listOffsets(this.client, toReset.map((s) => ({
         topic: s.topic, partition: s.partition, timestamp: this.hooks.resetPolicy(s.topic) === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP,
-      })));
+      })), this.opts.isolationLevel);
       for (const s of toReset) {
         const o = offsets.get(s.key);
         if (o === undefined || !current(s)) continue;
@@ -334,7 +337,7 @@ export class Fetcher {
       for (const x of sent) byTopic.set(x.s.topic, [...(byTopic.get(x.s.topic) ?? []), x]);
       const conn = await this.client.connection(brokerId);
       const res = await conn.fetch({
-        maxWaitMs: this.opts.maxWaitMs, minBytes: this.opts.minBytes, maxBytes: reserve,
+        maxWaitMs: this.opts.maxWaitMs, minBytes: this.opts.minBytes, maxBytes: reserve, isolationLevel: this.opts.isolationLevel,
         topics: [...byTopic].map(([name, xs]) => ({
           name, partitions: xs.map((x) => ({ partition: x.s.partition, fetchOffset: x.offset, currentLeaderEpoch: x.epoch, partitionMaxBytes: partitionBytes })),
         })),
@@ -356,11 +359,14 @@ export class Fetcher {
 
   /** One partition's answer, for a fetch still current. */
   private absorb(s: PartitionState, fetchOffset: number, p: FetchPartitionResponse): void {
-    if (p.highWatermark >= 0) s.highWatermark = p.highWatermark;
+    const committed = this.opts.isolationLevel === READ_COMMITTED;
+    // read_committed reads up to the last stable offset: that is where its lag is counted to, as in Kafka.
+    const end = committed && p.lastStableOffset >= 0 ? p.lastStableOffset : p.highWatermark;
+    if (end >= 0) s.highWatermark = end;
     if (p.errorCode === Errors.NONE.code) {
       let decoded: { records: ConsumedRecord[]; nextOffset: number };
       try {
-        decoded = decodeFetched(p.records, fetchOffset);
+        decoded = decodeFetched(p.records, fetchOffset, committed ? p.abortedTransactions ?? [] : null);
       } catch (err) {
         this.onError(err, [s]);
         return;
@@ -391,7 +397,7 @@ export class Fetcher {
  * the last whole batch (which may be past the last record: control batches
  * and compacted-away records still advance the position).
  */
-export function decodeFetched(bytes: Uint8Array, fetchOffset: number): { records: ConsumedRecord[]; nextOffset: number } {
+export function decodeFetched(bytes: Uint8Array, fetchOffset: number, aborted: readonly AbortedTransaction[] | null = null): { records: ConsumedRecord[]; nextOffset: number } {
   const buf = bytes;
   let pos = 0;
   let nextOffset = fetchOffset;
@@ -402,5 +408,5 @@ export function decodeFetched(bytes: Uint8Array, fetchOffset: number): { records
     nextOffset = Math.max(nextOffset, lastOffsetOf(buf, pos) + 1);
     pos += size;
   }
-  return { records: decodeFetchedRecords(buf.subarray(0, pos), fetchOffset), nextOffset };
+  return { records: decodeFetchedRecords(buf.subarray(0, pos), fetchOffset, aborted), nextOffset };
 }

@@ -10,6 +10,7 @@
 import { Errors, isSluiceError, SluiceError } from '../util/errors.js';
 import type { Client } from './client.js';
 import { errorFromCode } from './responses.js';
+import { READ_UNCOMMITTED, type IsolationLevel } from '../protocol/apis/fetch.js';
 
 export interface OffsetQuery {
   readonly topic: string;
@@ -23,7 +24,8 @@ export function partitionKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
 
-export async function listOffsets(client: Client, queries: readonly OffsetQuery[]): Promise<Map<string, number>> {
+/** isolationLevel 1 (read_committed): LATEST is the last stable offset. */
+export async function listOffsets(client: Client, queries: readonly OffsetQuery[], isolationLevel: IsolationLevel = READ_UNCOMMITTED): Promise<Map<string, number>> {
   const found = new Map<string, number>();
   let pending = [...queries];
   await client.retry('ListOffsets', async () => {
@@ -40,7 +42,7 @@ export async function listOffsets(client: Client, queries: readonly OffsetQuery[
     }
     await Promise.all([...byLeader].map(async ([brokerId, qs]) => {
       try {
-        lastError = (await askLeader(client, brokerId, qs, found)) ?? lastError;
+        lastError = (await askLeader(client, brokerId, qs, found, isolationLevel)) ?? lastError;
       } catch (err) {
         if (!isSluiceError(err) || !err.retriable) throw err;
         client.noteError(err);
@@ -54,11 +56,14 @@ export async function listOffsets(client: Client, queries: readonly OffsetQuery[
 }
 
 /** One request to one leader; fills `found`; returns the last retriable partition error (a non-retriable one throws). */
-async function askLeader(client: Client, brokerId: number, qs: readonly OffsetQuery[], found: Map<string, number>): Promise<SluiceError | null> {
+async function askLeader(
+  client: Client, brokerId: number, qs: readonly OffsetQuery[], found: Map<string, number>, isolationLevel: IsolationLevel,
+): Promise<SluiceError | null> {
   const byTopic = new Map<string, OffsetQuery[]>();
   for (const q of qs) byTopic.set(q.topic, [...(byTopic.get(q.topic) ?? []), q]);
   const conn = await client.connection(brokerId);
   const res = await conn.listOffsets({
+    isolationLevel,
     topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((q) => ({ partition: q.partition, timestamp: q.timestamp })) })),
   });
   let retriable: SluiceError | null = null;

@@ -31,7 +31,24 @@ import type { RecordAccumulator } from './producer-accumulator.js';
 import { outcomeOf, type Acks, type ProducerBatch, type ProducerIdentity } from './producer-batch.js';
 import type { ResolvedProducerOptions } from './producer-options.js';
 
+/**
+ * What a transactional producer's Sender asks its TransactionManager
+ * (transaction-manager.ts). Without one (every other producer) the Sender
+ * does exactly what it did before: nothing here runs per record.
+ */
+export interface TxnGate {
+  readonly transactionalId: string;
+  /** Whether the partition is in the open transaction; if not, asks for it to be added (the Sender is woken then) and answers false. */
+  partitionAdded(topic: string, partition: number): boolean;
+  /** Non-null: batches not yet sent fail with this (the transaction is aborting, or cannot commit). */
+  readonly queuedFailure: SluiceError | null;
+  /** A batch failed for good: the transaction cannot commit (or the producer is fenced). */
+  onBatchFailed(error: SluiceError): void;
+}
+
 export interface SenderDeps {
+  /** Set for a transactional producer: the identity comes from its coordinator (adoptIdentity), partitions are added first. */
+  readonly txn?: TxnGate;
   readonly client: Client;
   readonly acc: RecordAccumulator;
   readonly opts: ResolvedProducerOptions;
@@ -74,6 +91,17 @@ export class Sender {
     return this.identity;
   }
 
+  /**
+   * A transactional producer's identity, from its coordinator (InitProducerId,
+   * or EndTxn's bumped epoch): batches from now on carry it, sequences from 0.
+   */
+  adoptIdentity(identity: ProducerIdentity): void {
+    this.identity = identity;
+    for (const q of this.deps.acc.partitions.values()) q.resetSequences();
+    this.renewNeeded = false;
+    this.wake();
+  }
+
   /** Runs a drain pass soon (once, however often it is called before then). */
   wake(): void {
     if (this.scheduled || this.stopped) return;
@@ -95,6 +123,8 @@ export class Sender {
       this.failQueued(new SluiceError(Errors.NETWORK_EXCEPTION, 'the client is closed'));
       return;
     }
+    const txnFailure = this.deps.txn?.queuedFailure;
+    if (txnFailure) this.failQueued(txnFailure);
     let wakeAtMs = this.deps.acc.sealDue(now);
     wakeAtMs = Math.min(wakeAtMs, this.expireQueued(now));
     wakeAtMs = Math.min(wakeAtMs, this.manageIdentity(now));
@@ -126,6 +156,7 @@ export class Sender {
         if (head?.isReady(now) && head.retryAtMs > now) next = Math.min(next, head.retryAtMs);
         const batch = q.sendable(now, identity);
         if (!batch) continue;
+        if (this.deps.txn && !this.deps.txn.partitionAdded(q.topic, q.partition)) continue;
         const leader = this.leaderOf(q.topic, q.partition);
         if (leader < 0) {
           needMetadata = true;
@@ -172,7 +203,10 @@ export class Sender {
     try {
       const topics = this.requestTopics(plan.batches);
       const conn = await this.deps.client.connection(plan.brokerId);
-      response = await conn.produce({ acks: plan.acks, timeoutMs: this.deps.opts.ackTimeoutMs, topics });
+      const txn = this.deps.txn;
+      response = await conn.produce({
+        acks: plan.acks, timeoutMs: this.deps.opts.ackTimeoutMs, topics, ...(txn ? { transactionalId: txn.transactionalId } : {}),
+      });
     } catch (err) {
       failure = asSluiceError(err);
     } finally {
@@ -193,6 +227,7 @@ export class Sender {
         records: b.records.map((r) => r.record),
         compression: this.deps.opts.compression,
         ...(b.identity ? { producerId: b.identity.producerId, producerEpoch: b.identity.producerEpoch, baseSequence: b.baseSequence } : {}),
+        ...(this.deps.txn ? { isTransactional: true } : {}),
       });
       const list = byTopic.get(b.topic) ?? [];
       list.push({ partition: b.partition, records: b.encoded });
@@ -232,12 +267,15 @@ export class Sender {
         return q.requeue(batch);
       }
       case 'reencode':
+        // In a transaction a refused sequence or epoch cannot be cured by a new epoch of our own:
+        // the transaction must abort (EndTxn's epoch bump then restarts the sequences).
+        if (this.deps.txn) return this.fail(batch, outcome.error);
         batch.lastError = outcome.error;
         this.renewNeeded = true;
         this.deps.logger.info({ topic: batch.topic, partition: batch.partition, err: outcome.error.message }, 'producer sequence rejected: renewing the producer epoch');
         return q.requeueForReencode(batch);
       case 'fail':
-        if (outcome.hole) this.renewNeeded = true;
+        if (outcome.hole && !this.deps.txn) this.renewNeeded = true;
         return this.fail(batch, outcome.error);
     }
   }
@@ -250,6 +288,7 @@ export class Sender {
   private fail(batch: ProducerBatch, error: SluiceError): void {
     for (const r of batch.records) r.reject(error);
     this.deps.acc.batchDone(batch);
+    this.deps.txn?.onBatchFailed(error);
   }
 
   /** Fails queued batches whose delivery timeout passed; returns the next deadline of a queued batch. */
@@ -266,7 +305,7 @@ export class Sender {
         }
         this.deps.acc.sealNow(batch);
         q.queue.splice(i, 1);
-        if (batch.hasSequence) this.renewNeeded = true;
+        if (batch.hasSequence && !this.deps.txn) this.renewNeeded = true;
         const last = batch.lastError ?? this.lastInitError;
         this.fail(batch, new SluiceError(Errors.REQUEST_TIMED_OUT,
           `${batch.topic}-${batch.partition}: not acknowledged within deliveryTimeoutMs ${this.deps.opts.deliveryTimeoutMs}${last ? ` (last error: ${last.message})` : ''}`,
@@ -290,7 +329,7 @@ export class Sender {
    * Returns when to try again after a failure.
    */
   private manageIdentity(now: number): number {
-    if (!this.deps.opts.idempotent || this.initializing) return Infinity;
+    if (!this.deps.opts.idempotent || this.initializing || this.deps.txn) return Infinity;
     if (this.identity !== null && !this.renewNeeded) return Infinity;
     const queues = [...this.deps.acc.partitions.values()];
     if (!queues.some((q) => q.queue.length > 0)) return Infinity; // nothing waits for it

@@ -7,6 +7,11 @@
 //   producer-batch.ts        per-partition queues and the in-order retry rules
 //   producer-sender.ts       the I/O loop: requests per broker, answers, identity
 //
+// Transactions (transactionalId): transaction-manager.ts talks to the
+// transaction coordinator; the Sender holds each partition's first batch of
+// a transaction until the coordinator has added the partition. Without a
+// transactionalId none of that code runs (one null check per send() call).
+//
 // send() resolves once every one of its records is acknowledged (acks=-1:
 // replicated to the ISR), with each record's partition and offset in input
 // order; it rejects with the first failure (a typed SluiceError) if any record
@@ -32,7 +37,8 @@ import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOpti
 import { Sender } from './producer-sender.js';
 import { SendResults } from './producer-results.js';
 import { utf8Length } from '../util/bytes.js';
-import type { Transaction } from './transaction.js';
+import type { Transaction, TransactionStatus } from './transaction.js';
+import { TransactionManager } from './transaction-manager.js';
 
 export type { ProducerOptions } from './producer-options.js';
 export type { RecordMetadata, Acks } from './producer-batch.js';
@@ -68,6 +74,8 @@ export class Producer {
   /** Appends run one send() at a time, in call order. */
   private appendChain: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
+  /** Set for a transactional producer (transactionalId). */
+  private readonly txn: TransactionManager | null;
 
   constructor(private readonly client: Client, opts: ProducerOptions = {}) {
     this.opts = resolveProducerOptions(opts);
@@ -75,7 +83,15 @@ export class Producer {
     const rng: Rng = opts.rng ?? client.rng.fork();
     this.partitioner = opts.partitioner ?? new DefaultPartitioner(rng.fork());
     this.acc = new RecordAccumulator(this.opts, this.partitioner, this.clock, client.scheduler);
-    this.sender = new Sender({ client, acc: this.acc, opts: this.opts, clock: this.clock, scheduler: client.scheduler, rng, logger: client.logger });
+    const transactionalId = this.opts.transactionalId;
+    this.txn = transactionalId === null ? null : new TransactionManager({
+      client, opts: { ...this.opts, transactionalId }, clock: this.clock, rng: rng.fork(), logger: client.logger,
+      host: { flush: () => this.flush(), adoptIdentity: (id) => this.sender.adoptIdentity(id), wakeSender: () => this.sender.wake() },
+    });
+    this.sender = new Sender({
+      client, acc: this.acc, opts: this.opts, clock: this.clock, scheduler: client.scheduler, rng, logger: client.logger,
+      ...(this.txn ? { txn: this.txn } : {}),
+    });
   }
 
   /** The producer id and epoch batches carry now (null before the first send, and without idempotence). */
@@ -97,6 +113,7 @@ export class Producer {
   async sendBatch(req: ProducerBatchRecord): Promise<RecordMetadata[]> {
     const acks = this.checkAcks(req.acks);
     if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
+    if (this.txn !== null) this.txn.checkCanSend();
     const results = new SendResults();
     const appended = this.appendChain.then(async () => {
       for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
@@ -119,12 +136,43 @@ export class Producer {
    * use; call it at start-up to fence zombies before doing anything else.
    */
   async initTransactions(): Promise<void> {
-    throw new SluiceError(Errors.INVALID_TXN_STATE, 'transactions: not yet implemented (SEAM)');
+    await this.txnManager().init();
   }
 
-  /** Begins a transaction (one at a time; after initTransactions()). */
+  /**
+   * Begins a transaction (initTransactions() first if it was not called).
+   * One at a time: commit or abort it before the next. Records sent with
+   * producer.send() while it is open belong to it too (as in Kafka's Java
+   * client); outside a transaction a transactional producer refuses to send.
+   */
   async transaction(): Promise<Transaction> {
-    throw new SluiceError(Errors.INVALID_TXN_STATE, 'transactions: not yet implemented (SEAM)');
+    const txn = this.txnManager();
+    if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
+    const n = await txn.begin();
+    return {
+      send: async (req) => {
+        txn.checkCanSend(n);
+        return this.send(req);
+      },
+      sendBatch: async (req) => {
+        txn.checkCanSend(n);
+        return this.sendBatch(req);
+      },
+      sendOffsets: (req) => txn.sendOffsets(n, req),
+      commit: () => txn.commit(n),
+      abort: () => txn.abort(n),
+      isActive: () => txn.isActive(n),
+    };
+  }
+
+  /** A transactional producer's state (uninitialized, ready, in-transaction, ..., fatal-error), with its producer id and epoch. */
+  get transactionStatus(): TransactionStatus | null {
+    return this.txn?.status ?? null;
+  }
+
+  private txnManager(): TransactionManager {
+    if (this.txn === null) throw new SluiceError(Errors.INVALID_CONFIG, 'not a transactional producer: set transactionalId');
+    return this.txn;
   }
 
   /** Sends everything buffered now, ignoring linger, and resolves once all of it is acknowledged or failed. */

@@ -17,8 +17,9 @@
 // output); in a browser they are plain Uint8Arrays (decode text with
 // TextDecoder).
 
-import { CompressionType, CONTROL_FLAG_MASK } from '../record/batch-header.js';
-import { decodeRecordBatches, encodeRecordBatch, type RecordHeader, type RecordInput } from '../record/record-batch.js';
+import { CompressionType, CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../record/batch-header.js';
+import { decodeRecordBatches, encodeRecordBatch, type DecodedBatch, type RecordHeader, type RecordInput } from '../record/record-batch.js';
+import type { AbortedTransaction } from '../protocol/apis/fetch.js';
 import { adoptBytes, utf8Encode } from '../util/bytes.js';
 
 export type MessageBytes = string | Uint8Array | null;
@@ -60,16 +61,65 @@ export function encodeMessages(messages: readonly Message[], opts: EncodeOptions
   });
 }
 
-/** The data records of a fetch response's `records` at or after `fetchOffset`, in offset order. */
-export function decodeFetchedRecords(records: Uint8Array, fetchOffset: number): ConsumedRecord[] {
+/**
+ * The data records of a fetch response's `records` at or after `fetchOffset`,
+ * in offset order. `aborted` (a read_committed fetch's abortedTransactions)
+ * also drops the records of aborted transactions, as Kafka's consumer does:
+ * walking the batches in offset order, a producer's aborted transaction
+ * starts at its firstOffset and ends at that producer's ABORT marker; its
+ * transactional batches in between are skipped. null (read_uncommitted)
+ * keeps every data record.
+ */
+export function decodeFetchedRecords(records: Uint8Array, fetchOffset: number, aborted: readonly AbortedTransaction[] | null = null): ConsumedRecord[] {
   const out: ConsumedRecord[] = [];
+  const skip = aborted === null ? null : new AbortedSkipper(aborted);
   // adoptBytes: on Node, a Buffer view, so keys and values are Buffers too.
   for (const batch of decodeRecordBatches(adoptBytes(records))) {
-    if ((batch.header.attributes & CONTROL_FLAG_MASK) !== 0) continue;
+    const attributes = batch.header.attributes;
+    if (skip !== null && skip.skips(batch)) continue;
+    if ((attributes & CONTROL_FLAG_MASK) !== 0) continue;
     // The decoded records themselves (a ConsumedRecord is what they hold, less `attributes`): no copy per record.
     for (const r of batch.records) if (r.offset >= fetchOffset) out.push(r as ConsumedRecord);
   }
   return out;
+}
+
+/** A control record's type (its key: int16 version, int16 type): ABORT 0, COMMIT 1; -1 when unreadable. */
+export const CONTROL_TYPE_ABORT = 0;
+export const CONTROL_TYPE_COMMIT = 1;
+export function controlTypeOf(key: Uint8Array | null): number {
+  if (key === null || key.length < 4) return -1;
+  return (key[2]! << 8) | key[3]!;
+}
+
+/** Kafka's read_committed walk (CompletedFetch): which batches belong to aborted transactions. */
+class AbortedSkipper {
+  /** Aborted transactions not yet reached, by first offset. */
+  private readonly ahead: AbortedTransaction[];
+  private next = 0;
+  /** Producers whose aborted transaction the walk is inside of. */
+  private readonly inAborted = new Set<string>();
+
+  constructor(aborted: readonly AbortedTransaction[]) {
+    this.ahead = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+  }
+
+  /** Whether to skip this batch (an aborted transaction's data, or any control batch). */
+  skips(batch: DecodedBatch): boolean {
+    const h = batch.header;
+    if (h.producerId < 0n) return (h.attributes & CONTROL_FLAG_MASK) !== 0;
+    const lastOffset = h.baseOffset + h.lastOffsetDelta;
+    while (this.next < this.ahead.length && this.ahead[this.next]!.firstOffset <= lastOffset) {
+      this.inAborted.add(String(this.ahead[this.next]!.producerId));
+      this.next++;
+    }
+    const pid = String(h.producerId);
+    if ((h.attributes & CONTROL_FLAG_MASK) !== 0) {
+      if (controlTypeOf(batch.records[0]?.key ?? null) === CONTROL_TYPE_ABORT) this.inAborted.delete(pid);
+      return true;
+    }
+    return (h.attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && this.inAborted.has(pid);
+  }
 }
 
 /**

@@ -5,8 +5,15 @@
 // loop (bounded memory, progress) is ../produce-run.ts; the line → record
 // rules are ../produce-input.ts.
 //
-// Exit codes: 0 once every line is acknowledged; 1 with one line on the first
-// failure (records before it may have been written); 2 for usage.
+// --transactional-id ID: the records are written in transactions — by
+// default one for the whole input, committed at EOF; with
+// --transaction-records N one per N records. A failure aborts the open
+// transaction (read_committed readers never see any of it; earlier committed
+// ones stay) and exits 1. A second `sluice produce` with the same id fences
+// the first (its next step fails PRODUCER_FENCED).
+//
+// Exit codes: 0 once every line is acknowledged (and committed); 1 with one
+// line on the first failure (records before it may have been written); 2 for usage.
 
 import type { Argv, ArgumentsCamelCase, CommandModule } from 'yargs';
 import type { Acks } from '../../client/producer.js';
@@ -22,6 +29,9 @@ interface ProduceFlags extends ClientFlags {
   readonly headers?: string;
   readonly partition?: number;
   readonly compression: CompressionName;
+  readonly transactionalId?: string;
+  readonly transactionRecords?: number;
+  readonly transactionTimeoutMs?: number;
 }
 
 const ACKS: Record<ProduceFlags['acks'], Acks> = { all: -1, 1: 1, 0: 0 };
@@ -37,14 +47,28 @@ function builder(y: Argv): Argv<ProduceFlags> {
     .option('headers', { type: 'string', describe: 'headers for every record: k=v,k2=v2' })
     .option('partition', { type: 'number', describe: 'write every record to this partition (default: by key, sticky without one)' })
     .option('compression', { type: 'string', choices: ['none', 'gzip', 'snappy', 'lz4', 'zstd'], default: 'none', describe: 'batch compression' })
+    .option('transactional-id', { type: 'string', describe: 'write in transactions with this id: all of stdin in one (or one per --transaction-records); a failure aborts the open one' })
+    .option('transaction-records', { type: 'number', describe: 'with --transactional-id: commit every N records (default: once, at the end of the input)' })
+    .option('transaction-timeout-ms', { type: 'number', describe: 'with --transactional-id: the coordinator aborts a transaction open longer than this (default 60000)' })
     .example('$0 produce --topic orders < orders.txt', 'one record per line')
     .example('printf "k1:v1\\nk2:v2\\n" | $0 produce --topic orders --key-separator :', 'keys before the first ":"')
     .example('$0 produce --topic orders --acks 1 --headers source=cli --json', 'leader-only acks; print partition/offset per record')
+    .example('$0 produce --topic orders --transactional-id loader-1 < batch.txt', 'all lines or none, for read_committed readers')
     .check((args) => {
       if (args.headers !== undefined) parseHeaders(String(args.headers));
       if (args.keySeparator !== undefined && String(args.keySeparator).length === 0) throw new Error('--key-separator must not be empty');
       if (args.partition !== undefined && !(Number.isSafeInteger(args.partition) && Number(args.partition) >= 0)) {
         throw new Error(`--partition must be an integer >= 0, got ${String(args.partition)}`);
+      }
+      const txnOnly = [['transaction-records', args.transactionRecords], ['transaction-timeout-ms', args.transactionTimeoutMs]] as const;
+      for (const [name, v] of txnOnly) {
+        if (v === undefined) continue;
+        if (args.transactionalId === undefined) throw new Error(`--${name} needs --transactional-id`);
+        if (!(Number.isSafeInteger(v) && Number(v) >= 1)) throw new Error(`--${name} must be an integer >= 1, got ${String(v)}`);
+      }
+      if (args.transactionalId !== undefined) {
+        if (String(args.transactionalId).length === 0) throw new Error('--transactional-id must not be empty');
+        if (args.acks !== 'all') throw new Error('--transactional-id needs --acks all (a transactional producer is idempotent)');
       }
       return true;
     }) as unknown as Argv<ProduceFlags>;
@@ -56,7 +80,10 @@ async function handler(args: ArgumentsCamelCase<ProduceFlags>): Promise<void> {
     // the producer's wait for metadata (maxBlockMs).
     await client.retry('Metadata', () => client.topic(args.topic));
     const acks = ACKS[args.acks];
-    const producer = client.producer({ acks, idempotent: acks === -1, compression: args.compression });
+    const transactional = args.transactionalId === undefined ? {} : {
+      transactionalId: args.transactionalId, ...(args.transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs: args.transactionTimeoutMs }),
+    };
+    const producer = client.producer({ acks, idempotent: acks === -1, compression: args.compression, ...transactional });
     const tally = await produceLines({
       producer,
       topic: args.topic,
@@ -64,6 +91,7 @@ async function handler(args: ArgumentsCamelCase<ProduceFlags>): Promise<void> {
       input: process.stdin,
       jsonOut: args.json ? process.stdout : null,
       progress: (line) => process.stderr.write(`sluice produce: ${line}\n`),
+      ...(args.transactionalId === undefined ? {} : { transactions: { recordsMax: args.transactionRecords ?? null } }),
     });
     process.stderr.write(`sluice produce: ${tally.summary(args.topic)}\n`);
   });
