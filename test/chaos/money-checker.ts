@@ -275,9 +275,10 @@ function checkTransactions(
     }
     if ((t.intent === 'abort' || t.outcome === 'aborted') && visible.length > 0) add('aborted-visible', `${what}: records committed at ${visible.join(', ')}`);
     if (t.endInvokeMs === undefined && visible.length > 0) add('uncommitted-visible', `${what}: commit() was never called, yet records are committed at ${visible.join(', ')}`);
-    // A zombie: its commit (or, when it never got that far, its first send) came after a newer instance's init.
+    // A zombie: its commit (or, when it never got that far, its first send) came after a newer instance's init
+    // (at the same instant too: the simulation's clock is in whole ms, and the workload starts a zombie's end after the init returned).
     const ref = t.endInvokeMs ?? t.invokeMs;
-    const fencedBy = (initsById.get(t.transactionalId) ?? []).find((i) => i.instance > t.instance && i.completeMs < ref);
+    const fencedBy = (initsById.get(t.transactionalId) ?? []).find((i) => i.instance > t.instance && i.completeMs <= ref);
     if (fencedBy) {
       stats.zombieTxns++;
       const why = `${what}: ${t.endInvokeMs === undefined ? 'began' : 'ended'} at ${ref} ms after instance ${fencedBy.instance} (${fencedBy.producer}) finished its init at ${fencedBy.completeMs} ms`;

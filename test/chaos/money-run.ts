@@ -60,6 +60,7 @@ export const MONEY_BROKER_CONFIG: Readonly<Record<string, string>> = {
   'transaction.state.log.num.partitions': '6',
   'transaction.state.log.replication.factor': '3',
   'transaction.state.log.min.isr': '2',
+  'transaction.abort.timed.out.transaction.cleanup.interval.ms': '1000',
 };
 
 const CLUSTER_UP_MS = 60_000;

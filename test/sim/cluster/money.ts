@@ -50,6 +50,16 @@ export const MONEY_PROFILES = {
 } as const satisfies Record<string, Omit<MoneySeedOptions, 'seed' | 'profile'>>;
 export type MoneyProfileName = keyof typeof MONEY_PROFILES;
 
+/**
+ * A small __transaction_state (the world has 4 nodes), and timed-out
+ * transactions looked for every second, so an abandoned one ends within the
+ * settle bound.
+ */
+export const MONEY_CLUSTER_CONFIGS: Readonly<Record<string, string>> = {
+  'transaction.state.log.num.partitions': '4',
+  'transaction.abort.timed.out.transaction.cleanup.interval.ms': '1000',
+};
+
 /** Beside the cluster simulation's own faults: the transaction coordinator crashed or cut off. */
 export const MONEY_EXTRA_FAULTS: ReadonlyArray<readonly [FaultKind, number]> = [['coordinator-crash', 8], ['coordinator-isolate', 3]];
 
@@ -68,6 +78,8 @@ export interface MoneySeedResult {
   readonly summary: readonly string[];
   readonly simMs: number;
   readonly wallMs: number;
+  /** The run's history (for a failure's post-mortem). */
+  readonly history: readonly MoneyEntry[];
 }
 
 const WARMUP_MS = 1_000;
@@ -103,7 +115,7 @@ export async function runMoneySeed(o: MoneySeedOptions): Promise<MoneySeedResult
   let error: string | null = null;
   let result: ReturnType<typeof checkMoney> | null = null;
   try {
-    cluster = await startCluster({ seed: o.seed, ...(o.fullTrace ? { fullTrace: true } : {}) });
+    cluster = await startCluster({ seed: o.seed, brokerConfig: { extraClusterConfigs: MONEY_CLUSTER_CONFIGS }, ...(o.fullTrace ? { fullTrace: true } : {}) });
     const c = cluster;
     const env: MoneyEnv = {
       now: () => c.now(),
@@ -172,7 +184,7 @@ export async function runMoneySeed(o: MoneySeedOptions): Promise<MoneySeedResult
   await cluster?.stop().catch(() => undefined);
   return {
     seed: o.seed, profile: o.profile, ok: anomalies.length === 0 && error === null, anomalies, error, stats, workload: workload?.counts ?? null,
-    faults: runner?.counts ?? null, plan, digest, trace, summary: result ? summarizeMoney(result) : [], simMs, wallMs: Math.round(performance.now() - wallStart),
+    faults: runner?.counts ?? null, plan, digest, trace, summary: result ? summarizeMoney(result) : [], simMs, wallMs: Math.round(performance.now() - wallStart), history,
   };
 }
 
