@@ -11,8 +11,11 @@
 //     passed: KIP-534 — the first clean that keeps a tombstone stamps its
 //     batch with horizon = now + delete.retention.ms, and a clean after that
 //     time drops it.
-// Control batches are kept whole (Sluice has no transactions yet, so there
-// are no aborted records to remove and markers are never redundant).
+//   - it belongs to an aborted transaction (KIP-98: the clean job found its
+//     ABORT marker, cleaner-job.ts): every record of such a batch goes.
+// Control batches (transaction markers) are kept whole: a read_committed
+// consumer needs the marker to end the transaction, and the aborted
+// transaction index entry (txn-index.ts) stays true of what remains.
 //
 // A batch keeps its base offset, last offset delta, leader epoch, producer
 // id/epoch, base sequence, attributes, codec and max timestamp; survivors
@@ -44,6 +47,8 @@ export interface FilterContext {
   deleteRetentionMs: number;
   /** Whether this batch is its producer's last one in the log (only asked for batches with a producer id). */
   isLastBatchOfProducer: (producerId: bigint, baseOffset: number) => boolean;
+  /** Whether this transactional batch belongs to an aborted transaction (absent: none is). */
+  isAborted?: (producerId: bigint, baseOffset: number) => boolean;
 }
 
 export type FilterOutcome =
@@ -63,7 +68,8 @@ export function filterBatch(batch: DecodedBatch, original: Buffer, ctx: FilterCo
   const tombstonesExpire = horizon !== null && ctx.nowMs >= horizon;
   const kept: RecordInput[] = [];
   let tombstones = 0;
-  for (const r of batch.records) {
+  const aborted = (h.attributes & TRANSACTIONAL_FLAG_MASK) !== 0 && h.producerId >= 0n && ctx.isAborted?.(h.producerId, h.baseOffset) === true;
+  for (const r of aborted ? [] : batch.records) {
     if (r.key === null) continue;
     const latest = ctx.map.get(hashKey(r.key));
     if (latest > r.offset) continue;

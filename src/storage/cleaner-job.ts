@@ -16,6 +16,20 @@
 // The new firstDirtyOffset is the end of the map: everything below it has
 // been deduplicated against everything below it.
 //
+// Transactions (KIP-98): the map phase reads every batch from the first
+// closed segment on, so it also follows each producer's transactions to
+// their markers. A transactional batch's keyed records enter the map only
+// once its COMMIT marker is read (an aborted or still undecided value must
+// never make the cleaner drop an older committed one); an ABORT marker makes
+// the transaction's range an aborted one, whose batches the clean phase
+// drops (markers stay, cleaner-filter.ts). A transaction still undecided
+// where the map ends (its marker past the cleanable range, or not written
+// yet) is left alone, and the clean ends at its first offset, so the next
+// clean maps it once decided — Kafka bounds cleaning by the last stable
+// offset for the same reason. The cleaned segment's aborted-transaction
+// index is the union of the indexes of the segments it replaces (their
+// markers are all kept).
+//
 // Races: before every step and right before each swap the job checks that
 // the log is open and its structureVersion unchanged (no truncation,
 // retention or other swap since it looked); otherwise it gives up, deleting
@@ -26,6 +40,7 @@ import { AssertionError } from '../util/assert.js';
 import type { Logger } from '../util/logger.js';
 import { batchSizeAt, RECORD_BATCH_HEADER_BYTES, lastOffsetOf, baseOffsetOf, maxTimestampOf, PRODUCER_ID_OFFSET, recordCountOf } from '../record/batch-header.js';
 import { decodeRecordBatch } from '../record/record-batch.js';
+import { isControlBatch, isTransactionalBatch, parseControlBatch } from '../record/control-batch.js';
 import { filterBatch } from './cleaner-filter.js';
 import { groupSegments, type CleanableRange, type CleanerSegment } from './cleaner-plan.js';
 import { OFFSET_INDEX_ENTRY_BYTES } from './offset-index.js';
@@ -72,6 +87,11 @@ export class CleanJob {
   private endOffset: number;
   private readonly lastBatchOfProducer = new Map<bigint, number>();
   private producersOverflow = false;
+  /** Transactions open at the map's position: producer → first offset and the keyed records waiting for its COMMIT. */
+  private readonly openTxns = new Map<bigint, { first: number; pending: Array<{ hash: Buffer; offset: number }> }>();
+  private pendingRecords = 0;
+  /** Aborted transactions found by the map phase: producer → [first offset, marker offset] ranges. */
+  private readonly abortedTxns = new Map<bigint, Array<[number, number]>>();
   private groups: Array<[number, number]> = [];
   private groupIndex = 0;
   private cleaned: LogSegment | null = null;
@@ -84,6 +104,11 @@ export class CleanJob {
     this.endOffset = range.firstUncleanableOffset;
     opts.map.clear();
     if (this.segments.length === 0) this.phase = 'done';
+  }
+
+  /** The first dirty offset this clean started from (a result not past it made no progress: an undecided transaction). */
+  get firstDirtyOffset(): number {
+    return this.range.firstDirtyOffset;
   }
 
   get isFinished(): boolean {
@@ -133,6 +158,11 @@ export class CleanJob {
     for (let pos = 0; pos < chunk.length;) {
       const size = batchSizeAt(chunk, pos);
       this.noteProducer(chunk, pos);
+      if (isControlBatch(chunk, pos)) {
+        this.endTxn(chunk, pos);
+        pos += size;
+        continue;
+      }
       if (lastOffsetOf(chunk, pos) >= firstDirty && !this.mapBatch(chunk, pos, firstDirty)) {
         this.endOffset = baseOffsetOf(chunk, pos);
         if (this.endOffset <= firstDirty) {
@@ -151,15 +181,60 @@ export class CleanJob {
     return chunk.length;
   }
 
-  /** Puts the batch's keyed records into the map; false (nothing put) if they might not fit. */
+  /**
+   * Puts the batch's keyed records into the map (a transactional batch's
+   * wait for its COMMIT marker); false (nothing put) if they might not fit.
+   */
   private mapBatch(chunk: Buffer, pos: number, firstDirty: number): boolean {
     const map = this.opts.map;
-    if (map.size + recordCountOf(chunk, pos) > map.capacity) return false;
+    if (map.size + this.pendingRecords + recordCountOf(chunk, pos) > map.capacity) return false;
+    const txn = this.txnOf(chunk, pos);
     const batch = decodeRecordBatch(chunk, pos);
     for (const r of batch.records) {
-      if (r.key !== null && r.offset >= firstDirty) map.put(hashKey(r.key), r.offset);
+      if (r.key === null || r.offset < firstDirty) continue;
+      if (txn === null) map.put(hashKey(r.key), r.offset);
+      else {
+        txn.pending.push({ hash: hashKey(r.key), offset: r.offset });
+        this.pendingRecords++;
+      }
     }
     return true;
+  }
+
+  /** The open transaction a transactional batch belongs to (opened by it if need be); null for other batches. */
+  private txnOf(chunk: Buffer, pos: number): { first: number; pending: Array<{ hash: Buffer; offset: number }> } | null {
+    const pid = chunk.readBigInt64BE(pos + PRODUCER_ID_OFFSET);
+    if (pid < 0n || !isTransactionalBatch(chunk, pos)) return null;
+    let txn = this.openTxns.get(pid);
+    if (!txn) this.openTxns.set(pid, (txn = { first: baseOffsetOf(chunk, pos), pending: [] }));
+    return txn;
+  }
+
+  /** A control batch: a marker ends its producer's open transaction (COMMIT maps its records, ABORT marks its range). */
+  private endTxn(chunk: Buffer, pos: number): void {
+    const pid = chunk.readBigInt64BE(pos + PRODUCER_ID_OFFSET);
+    let control;
+    try {
+      control = parseControlBatch(chunk, pos);
+    } catch {
+      return; // not a marker we can read: nothing ends (the transaction stays undecided, so untouched)
+    }
+    if (control.kind !== 'marker') return;
+    const txn = this.openTxns.get(pid);
+    if (!txn) return;
+    this.openTxns.delete(pid);
+    this.pendingRecords -= txn.pending.length;
+    if (control.committed) {
+      for (const r of txn.pending) this.opts.map.put(r.hash, r.offset);
+      return;
+    }
+    let ranges = this.abortedTxns.get(pid);
+    if (!ranges) this.abortedTxns.set(pid, (ranges = []));
+    ranges.push([txn.first, baseOffsetOf(chunk, pos)]);
+  }
+
+  private isAborted(pid: bigint, baseOffset: number): boolean {
+    return this.abortedTxns.get(pid)?.some(([first, last]) => first <= baseOffset && baseOffset <= last) ?? false;
   }
 
   private noteProducer(chunk: Buffer, pos: number): void {
@@ -173,6 +248,8 @@ export class CleanJob {
   }
 
   private startCleaning(bytes: number): number {
+    // An undecided transaction is not cleaned past (see the header); the checkpoint never goes back, though.
+    for (const txn of this.openTxns.values()) this.endOffset = Math.max(this.range.firstDirtyOffset, Math.min(this.endOffset, txn.first));
     const toClean = this.segments.filter((s) => s.baseOffset < this.endOffset);
     const config = this.log.logConfig;
     const summaries: CleanerSegment[] = toClean.map((s) => ({
@@ -220,6 +297,7 @@ export class CleanJob {
       nowMs: this.opts.nowMs,
       deleteRetentionMs: this.log.logConfig.deleteRetentionMs,
       isLastBatchOfProducer: (pid: bigint, base: number) => this.producersOverflow || (this.lastBatchOfProducer.get(pid) ?? base) === base,
+      isAborted: (pid: bigint, base: number) => this.isAborted(pid, base),
     };
     for (let pos = 0; pos < chunk.length;) {
       const size = batchSizeAt(chunk, pos);
@@ -256,6 +334,8 @@ export class CleanJob {
       return;
     }
     const old = this.segments.slice(from, to);
+    // Every marker is kept, so every abort the old segments indexed still holds.
+    cleaned.txnIndex.replaceAll(old.flatMap((s) => s.txnIndex.all()));
     try {
       this.log.replaceSegments(old, cleaned, this.opts.swapHook);
     } catch (err) {

@@ -11,6 +11,10 @@
 // allocated once. When nothing is due the cleaner looks again after
 // `log.cleaner.backoff.ms`.
 //
+// A clean that could not move the first dirty offset (an undecided
+// transaction at it, cleaner-job.ts) leaves its log alone for
+// `log.cleaner.backoff.ms`, so an open transaction never makes the cleaner spin.
+//
 // A log whose clean fails (the offset map cannot hold one batch, an I/O error
 // in a swap) is marked uncleanable and skipped until the node restarts, as
 // Kafka does; the failure is logged and shown by `status`.
@@ -89,6 +93,8 @@ export class LogCleaner {
   private readonly firstDirty = new Map<string, number>();
   private readonly lastClean = new Map<string, number>();
   private readonly uncleanable = new Map<string, string>();
+  /** Logs whose last clean made no progress, and until when they are skipped. */
+  private readonly stalledUntil = new Map<string, number>();
   private readonly cancels = new Set<() => void>();
   /** The backoff timer of an idle cleaner (one at most). */
   private idleCancel: (() => void) | null = null;
@@ -135,6 +141,7 @@ export class LogCleaner {
     this.firstDirty.delete(key);
     this.lastClean.delete(key);
     this.uncleanable.delete(key);
+    this.stalledUntil.delete(key);
   }
 
   status(log: CleanerLog): LogCleanerStatus {
@@ -199,9 +206,11 @@ export class LogCleaner {
   private pickLog(): { log: CleanerLog; range: CleanableRange } | null {
     const busy = new Set([...this.running.values()].map((r) => r.key));
     const candidates: { id: CleanerLog; range: CleanableRange }[] = [];
+    const now = this.opts.clock.nowMs();
     for (const l of this.opts.logs()) {
       const key = keyOf(l.topic, l.partition);
       if (l.log.isClosed || busy.has(key) || this.uncleanable.has(key) || !isCompacted(l.log.logConfig)) continue;
+      if ((this.stalledUntil.get(key) ?? -Infinity) > now) continue;
       candidates.push({ id: l, range: this.rangeOf(l) });
     }
     const best = chooseLogToClean(candidates);
@@ -272,6 +281,8 @@ export class LogCleaner {
   private finish(r: Running, l: CleanerLog, res: CleanResult): void {
     const now = this.opts.clock.nowMs();
     this.firstDirty.set(r.key, res.endOffset);
+    if (res.endOffset <= r.job.firstDirtyOffset) this.stalledUntil.set(r.key, now + this.opts.config.cleanerBackoffMs);
+    else this.stalledUntil.delete(r.key);
     this.lastClean.set(r.key, now);
     const s = this.stats;
     s.runs++;
