@@ -15,12 +15,19 @@
 //   and applied in memory only once replicated. In memory, a later log offset
 //   wins, so answers that race each other cannot reorder what is stored.
 //
+// - Transactions: TxnOffsetCommit (txn-offsets.ts) writes a transactional
+//   batch; its offsets stay pending per producer (txn-pending.ts) until the
+//   replica manager reports the producer's COMMIT or ABORT marker on the
+//   partition (onTxnMarker), which commits or drops them. Markers reported
+//   while a shard loads are replayed once it has loaded.
+//
 // Invariant: a shard's in-memory groups and offsets are what its log says,
 // less writes not yet acknowledged (a write that failed may still be in the
-// log; a reload would show it, as in Kafka).
+// log; a reload would show it, as in Kafka). The same holds for its pending
+// transactional offsets, markers included.
 
 import '../node.js'; // Node runtime: native CRC32C, every codec, Buffer bytes
-import { Errors, type ErrorInfo } from '../util/errors.js';
+import { Errors, errorForCode, type ErrorInfo } from '../util/errors.js';
 import type { Clock, Scheduler } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { Rng } from '../util/rng.js';
@@ -45,10 +52,12 @@ import type { GroupOutput, Token } from './membership/types.js';
 import { coordinatorPartition } from './placement.js';
 import { groupKey, groupValue } from './records.js';
 import { loadOffsetsPartition, type GroupOffsets } from './loader.js';
-import { commitOffsets, deleteOffsets, fetchOffsets, offsetTombstones, type OffsetsHost } from './offsets.js';
+import { commitOffsets, deleteOffsets, fetchOffsets, offsetTombstones, store } from './offsets.js';
 import { asBuffer } from '../util/node-bytes.js';
-import type { TxnVerifier } from '../replication/txn-seams.js';
+import type { TxnMarkerApplied, TxnVerifier } from '../replication/txn-seams.js';
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../protocol/apis/transactions.js';
+import { PendingTxnOffsets, type MarkerOutcome } from './txn-pending.js';
+import { commitTxnOffsets, type TxnOffsetsHost } from './txn-offsets.js';
 
 export type ControllerCall = <T>(api: string, body: Record<string, unknown>) => Promise<T>;
 
@@ -92,11 +101,28 @@ export interface Shard {
   readonly leaderEpoch: number;
   state: 'loading' | 'active' | 'unloaded';
   readonly groups: Map<string, GroupEntry>;
+  /** Transactional offsets not yet ended; replaced by the loaded ones when loading ends. */
+  txn: PendingTxnOffsets;
+  /**
+   * Markers reported while loading, replayed after it (a load reads the log
+   * only up to where it started). Bounded by what the partition commits
+   * during one load: at most one marker per transaction ended meanwhile.
+   */
+  readonly markersDuringLoad: TxnMarkerApplied[];
+}
+
+/** A transactional append (TxnOffsetCommit): the producer's batch, and which refusals it sees as they are. */
+export interface TxnAppend {
+  readonly transactionalId: string;
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  /** Error codes of the append answered as they are instead of through appendErrorFor. */
+  readonly passThrough: ReadonlySet<number>;
 }
 
 export type AppendResult = { readonly error: null; readonly baseOffset: number } | { readonly error: Refusal };
 
-export class GroupCoordinator implements OffsetsHost {
+export class GroupCoordinator implements TxnOffsetsHost {
   readonly limits: CoordinatorLimits;
   private readonly shards = new Map<number, Shard>();
   private readonly pending = new Map<Token, (response: never) => void>();
@@ -104,6 +130,7 @@ export class GroupCoordinator implements OffsetsHost {
   private creatingTopic = false;
   private stopped = false;
   private unsubscribe: () => void = () => undefined;
+  private unsubscribeMarkers: () => void = () => undefined;
   private readonly log: Logger;
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
@@ -114,6 +141,7 @@ export class GroupCoordinator implements OffsetsHost {
   /** Follows this broker's leadership of __consumer_offsets partitions (call before the replica manager applies images). */
   start(): void {
     this.unsubscribe = this.opts.replicas.onLeadershipChange((p, leading) => this.onLeadership(p, leading));
+    this.unsubscribeMarkers = this.opts.replicas.onTxnMarker((m) => this.onMarker(m));
     for (const p of this.opts.replicas.hostedPartitions) if (p.topic === CONSUMER_OFFSETS_TOPIC && p.isLeader) this.onLeadership(p, true);
   }
 
@@ -121,6 +149,7 @@ export class GroupCoordinator implements OffsetsHost {
     if (this.stopped) return;
     this.stopped = true;
     this.unsubscribe();
+    this.unsubscribeMarkers();
     for (const shard of [...this.shards.values()]) this.unload(shard, 'the broker is shutting down');
   }
 
@@ -148,7 +177,7 @@ export class GroupCoordinator implements OffsetsHost {
     }
     if (current && current.leaderEpoch === p.leaderEpoch && current.state !== 'unloaded') return;
     if (current) this.unload(current, `${p.key} has a new leader epoch`);
-    const shard: Shard = { partition: p.index, leaderEpoch: p.leaderEpoch, state: 'loading', groups: new Map() };
+    const shard: Shard = { partition: p.index, leaderEpoch: p.leaderEpoch, state: 'loading', groups: new Map(), txn: new PendingTxnOffsets(), markersDuringLoad: [] };
     this.shards.set(p.index, shard);
     void this.load(shard, p);
   }
@@ -167,9 +196,11 @@ export class GroupCoordinator implements OffsetsHost {
         shard.groups.set(groupId, entry);
         this.reschedule(shard, entry);
       }
+      shard.txn = loaded.pending;
       shard.state = 'active';
+      for (const m of shard.markersDuringLoad.splice(0)) if (m.offset >= endOffset) this.onMarker(m);
       const ms = Math.round(this.opts.clock.monotonicMs() - startedMs);
-      this.log.info({ partition: shard.partition, leaderEpoch: shard.leaderEpoch, groups: loaded.groups.size, records: loaded.records, skipped: loaded.skipped, endOffset, ms }, 'loaded groups');
+      this.log.info({ partition: shard.partition, leaderEpoch: shard.leaderEpoch, groups: loaded.groups.size, openProducers: loaded.pending.openProducers.length, records: loaded.records, skipped: loaded.skipped, endOffset, ms }, 'loaded groups');
     } catch (err) {
       this.log.error({ partition: shard.partition, err: (err as Error).message }, 'could not load groups; not coordinating them');
       if (shard.state === 'loading') this.unload(shard, 'loading failed');
@@ -185,6 +216,7 @@ export class GroupCoordinator implements OffsetsHost {
       this.dispatch(shard, entry, entry.group.shutdown(Errors.NOT_COORDINATOR, why));
     }
     shard.groups.clear();
+    shard.markersDuringLoad.length = 0;
     if (wasActive) this.log.info({ partition: shard.partition, why }, 'unloaded groups');
   }
 
@@ -347,7 +379,7 @@ export class GroupCoordinator implements OffsetsHost {
 
   /** A group that never had a generation and holds nothing is not worth keeping (its id may have been a typo). */
   forgetIfVacant(shard: Shard, entry: GroupEntry): void {
-    if (!entry.group.isVacant || [...entry.offsets.values()].some((m) => m.size > 0)) return;
+    if (!entry.group.isVacant || [...entry.offsets.values()].some((m) => m.size > 0) || shard.txn.hasPending(entry.group.groupId)) return;
     this.disarm(entry);
     if (shard.groups.get(entry.group.groupId) === entry) shard.groups.delete(entry.group.groupId);
   }
@@ -388,8 +420,34 @@ export class GroupCoordinator implements OffsetsHost {
 
   /** TxnOffsetCommit (KIP-98/447): the offsets of a producer's transaction, pending until its marker lands (txn-offsets.ts). */
   txnOffsetCommit(req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse> {
-    const refusal = { errorCode: Errors.COORDINATOR_NOT_AVAILABLE.code, errorMessage: errorMessage(Errors.COORDINATOR_NOT_AVAILABLE, 'transactional offset commits are not served yet') };
-    return Promise.resolve({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, ...refusal })) })) });
+    return commitTxnOffsets(this, req);
+  }
+
+  txnVerifier(): TxnVerifier | null {
+    return this.opts.txnVerifier?.() ?? null;
+  }
+
+  /** A marker the replica manager committed: ends the producer's pending offsets on that partition, if this broker coordinates it. */
+  private onMarker(m: TxnMarkerApplied): void {
+    if (m.topic !== CONSUMER_OFFSETS_TOPIC || this.stopped) return;
+    const shard = this.shards.get(m.partition);
+    if (!shard) return;
+    if (shard.state === 'loading') {
+      shard.markersDuringLoad.push(m);
+      return;
+    }
+    if (!this.isCurrent(shard)) return;
+    const outcome = shard.txn.marker(m.producerId, m.offset, m.committed);
+    this.log.debug({ partition: m.partition, producerId: m.producerId, committed: m.committed, offsets: outcome.committed.length, groups: outcome.groups.size }, 'transaction marker');
+    this.applyTxnOutcome(shard, outcome);
+  }
+
+  applyTxnOutcome(shard: Shard, outcome: MarkerOutcome): void {
+    for (const c of outcome.committed) store(this.entryFor(shard, c.groupId, true)!.offsets, c.topic, c.partition, c.value);
+    for (const groupId of outcome.groups) {
+      const entry = shard.groups.get(groupId);
+      if (entry) this.forgetIfVacant(shard, entry);
+    }
   }
 
   offsetFetch(req: OffsetFetchRequest): OffsetFetchResponse {
@@ -456,6 +514,8 @@ export class GroupCoordinator implements OffsetsHost {
     if (!entry) return { error: Errors.GROUP_ID_NOT_FOUND, message: `group ${groupId} does not exist` };
     const problem = entry.group.deletionProblem();
     if (problem) return problem;
+    // Its pending offsets would come back when their transaction commits.
+    if (found.shard.txn.hasPending(groupId)) return { error: Errors.NON_EMPTY_GROUP, message: `group ${groupId} has offsets in a transaction not yet ended` };
     entry.group.markDead();
     const records: RecordInput[] = [{ key: groupKey(groupId), value: null }, ...offsetTombstones(groupId, entry.offsets)];
     const res = await this.append(found.shard, records, Errors.UNKNOWN_SERVER_ERROR);
@@ -477,23 +537,31 @@ export class GroupCoordinator implements OffsetsHost {
    * resolves once the ISR has it — or with the coordinator error a client
    * should see (Kafka's mapping; `tooLarge` for MESSAGE_TOO_LARGE).
    */
-  async append(shard: Shard, records: RecordInput[], tooLarge: ErrorInfo): Promise<AppendResult> {
+  async append(shard: Shard, records: RecordInput[], tooLarge: ErrorInfo, txn?: TxnAppend): Promise<AppendResult> {
     const notCoordinator: AppendResult = { error: { error: Errors.NOT_COORDINATOR, message: `broker ${this.opts.brokerId} no longer coordinates ${CONSUMER_OFFSETS_TOPIC}-${shard.partition}` } };
     if (!this.isCurrent(shard)) return notCoordinator;
     const now = this.nowMs();
-    const batch = encodeRecordBatch({ records: records.map((r) => ({ ...r, timestamp: now })) });
+    const stamped = records.map((r) => ({ ...r, timestamp: now }));
+    // A transactional batch carries the producer's id and epoch and no sequence (Kafka's coordinator writes baseSequence -1).
+    const batch = encodeRecordBatch(txn
+      ? { records: stamped, producerId: BigInt(txn.producerId), producerEpoch: txn.producerEpoch, baseSequence: -1, isTransactional: true }
+      : { records: stamped });
     let answer;
     try {
       const res = await this.opts.replicas.produce({
         acks: -1, timeoutMs: this.limits.commitTimeoutMs,
         topics: [{ name: CONSUMER_OFFSETS_TOPIC, partitions: [{ partition: shard.partition, records: asBuffer(batch) }] }],
-      });
+        ...(txn ? { transactionalId: txn.transactionalId } : {}),
+      }, txn ? 'coordinator' : 'client');
       answer = res.topics[0]?.partitions[0];
     } catch (err) {
       return { error: { error: Errors.UNKNOWN_SERVER_ERROR, message: (err as Error).message } };
     }
     if (!answer) return { error: { error: Errors.UNKNOWN_SERVER_ERROR, message: 'no answer for the offsets partition' } };
-    if (answer.errorCode !== 0) return { error: { error: appendErrorFor(answer.errorCode, tooLarge), message: answer.errorMessage ?? `append failed (${answer.errorCode})` } };
+    if (answer.errorCode !== 0) {
+      const error = txn?.passThrough.has(answer.errorCode) ? errorForCode(answer.errorCode) : appendErrorFor(answer.errorCode, tooLarge);
+      return { error: { error, message: answer.errorMessage ?? `append failed (${answer.errorCode})` } };
+    }
     if (!this.isCurrent(shard)) return notCoordinator;
     return { error: null, baseOffset: answer.baseOffset };
   }

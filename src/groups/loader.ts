@@ -13,6 +13,7 @@
 // open transaction and stays pending in the result.
 
 import { CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../record/batch-header.js';
+import { CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT } from '../record/control-batch.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import { decodeRecordBatches, type DecodedBatch } from '../record/record-batch.js';
 import { decodeGroupValue, decodeKey, decodeOffsetValue, type CommittedOffset } from './records.js';
@@ -82,7 +83,7 @@ function applyBatch(
       counts.skipped++;
       return;
     }
-    storeEnded(groups, pending.marker(Number(h.producerId), h.baseOffset, type === CONTROL_COMMIT).committed);
+    storeEnded(groups, pending.marker(Number(h.producerId), h.baseOffset, type === CONTROL_TYPE_COMMIT).committed);
     return;
   }
   for (const rec of batch.records) {
@@ -95,17 +96,16 @@ function applyBatch(
   }
 }
 
-/** Control record types (the key's int16 after its int16 version 0): Kafka's ControlRecordType. */
-const CONTROL_ABORT = 0;
-const CONTROL_COMMIT = 1;
-
-/** ABORT or COMMIT of a control batch, or null when its record is not a version-0 marker. */
+/**
+ * ABORT or COMMIT of a control batch, or null when it is not a marker (control-batch.ts has the layout;
+ * read here from the batch already decoded, rather than decoding it again).
+ */
 function controlRecordType(batch: DecodedBatch): number | null {
   const key = batch.records[0]?.key;
   if (batch.records.length !== 1 || !key || key.length < 4) return null;
   const view = new DataView(key.buffer, key.byteOffset, key.byteLength);
   const type = view.getInt16(2);
-  return view.getInt16(0) === 0 && (type === CONTROL_ABORT || type === CONTROL_COMMIT) ? type : null;
+  return view.getInt16(0) >= 0 && (type === CONTROL_TYPE_ABORT || type === CONTROL_TYPE_COMMIT) ? type : null;
 }
 
 /** Committed offsets a COMMIT marker ended: stored unless the group has a commit later in the log. */

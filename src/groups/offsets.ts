@@ -6,7 +6,13 @@
 //
 // Rule for concurrent commits of one partition: the record later in the log
 // wins in memory too (StoredOffset.logOffset), whatever order the answers
-// come back in.
+// come back in. Transactional commits (txn-offsets.ts) follow the same rule
+// when their COMMIT marker makes them committed.
+//
+// OffsetFetch with requireStable (KIP-447): a partition with a transactional
+// offset not yet ended (or a TxnOffsetCommit in flight) answers
+// UNSTABLE_OFFSET_COMMIT, so a consumer taking over the partition waits for
+// the transaction rather than start from an offset it is about to move.
 
 import { Errors, type ErrorInfo } from '../util/errors.js';
 import type { MetadataImage } from '../metadata/image.js';
@@ -20,14 +26,14 @@ import type { Refusal } from './membership/group.js';
 import { errorMessage } from './membership/responses.js';
 import type { GroupOffsets, StoredOffset } from './loader.js';
 import { offsetKey, offsetValue } from './records.js';
-import type { AppendResult, GroupEntry, Shard } from './coordinator.js';
+import type { AppendResult, GroupEntry, Shard, TxnAppend } from './coordinator.js';
 
 /** What the offset handlers need from the coordinator. */
 export interface OffsetsHost {
   readonly limits: CoordinatorLimits;
   lookup(groupId: string): { shard: Shard } | Refusal;
   entryFor(shard: Shard, groupId: string, create: boolean): GroupEntry | undefined;
-  append(shard: Shard, records: RecordInput[], tooLarge: ErrorInfo): Promise<AppendResult>;
+  append(shard: Shard, records: RecordInput[], tooLarge: ErrorInfo, txn?: TxnAppend): Promise<AppendResult>;
   currentImage(): MetadataImage;
   nowMs(): number;
   isCurrent(shard: Shard, entry?: GroupEntry): boolean;
@@ -45,7 +51,7 @@ function allRefused(req: OffsetCommitRequest, problem: Refusal): OffsetCommitRes
   return { topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => answerFor(p.partition, problem)) })) };
 }
 
-function partitionProblem(image: MetadataImage, topic: string, p: OffsetCommitPartition, limits: CoordinatorLimits): Refusal | null {
+export function partitionProblem(image: MetadataImage, topic: string, p: OffsetCommitPartition, limits: CoordinatorLimits): Refusal | null {
   if (!image.partition(topic, p.partition)) return { error: Errors.UNKNOWN_TOPIC_OR_PARTITION, message: `no partition ${topic}-${p.partition}` };
   if (p.committedOffset < 0) return { error: Errors.INVALID_REQUEST, message: `committed offset ${p.committedOffset} of ${topic}-${p.partition} is negative` };
   if (p.metadata !== null && Buffer.byteLength(p.metadata, 'utf8') > limits.offsetMetadataBytesMax) {
@@ -94,7 +100,7 @@ export async function commitOffsets(host: OffsetsHost, req: OffsetCommitRequest)
   return response;
 }
 
-function store(offsets: GroupOffsets, topic: string, partition: number, value: StoredOffset): void {
+export function store(offsets: GroupOffsets, topic: string, partition: number, value: StoredOffset): void {
   let byPartition = offsets.get(topic);
   if (!byPartition) offsets.set(topic, (byPartition = new Map()));
   const have = byPartition.get(partition);
@@ -102,15 +108,22 @@ function store(offsets: GroupOffsets, topic: string, partition: number, value: S
 }
 
 const NOTHING_COMMITTED = { committedOffset: -1, committedLeaderEpoch: -1, metadata: null, errorCode: 0, errorMessage: null };
+const UNSTABLE = {
+  committedOffset: -1, committedLeaderEpoch: -1, metadata: null,
+  errorCode: Errors.UNSTABLE_OFFSET_COMMIT.code, errorMessage: errorMessage(Errors.UNSTABLE_OFFSET_COMMIT, 'a transaction has an offset of this partition pending'),
+};
 
 export function fetchOffsets(host: OffsetsHost, req: OffsetFetchRequest): OffsetFetchResponse {
   const found = host.lookup(req.groupId);
   if ('error' in found) return { errorCode: found.error.code, errorMessage: errorMessage(found.error, found.message), topics: [] };
-  const offsets = host.entryFor(found.shard, req.groupId, false)?.offsets ?? new Map<string, Map<number, StoredOffset>>();
+  const shard = found.shard;
+  const offsets = host.entryFor(shard, req.groupId, false)?.offsets ?? new Map<string, Map<number, StoredOffset>>();
   const answer = (topic: string, partition: number): OffsetFetchPartitionResponse => {
+    if (req.requireStable === true && shard.txn.isUnstable(req.groupId, topic, partition)) return { partition, ...UNSTABLE };
     const c = offsets.get(topic)?.get(partition);
     return c ? { partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: 0, errorMessage: null } : { partition, ...NOTHING_COMMITTED };
   };
+  // Every topic: those with committed offsets, as Kafka (a partition with only a pending offset is not listed).
   const asked = req.topics ?? [...offsets.entries()]
     .filter(([, byPartition]) => byPartition.size > 0)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import { PartitionLog } from '../../src/storage/partition-log.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/record/record-batch.js';
+import { encodeTxnMarker } from '../../src/record/control-batch.js';
 import { loadOffsetsPartition, type LoadResult } from '../../src/groups/loader.js';
 import { offsetKey, offsetValue } from '../../src/groups/records.js';
 import { SystemClock, SystemScheduler } from '../../src/util/clock.js';
@@ -29,15 +30,8 @@ function txn(producerId: number, ...records: RecordInput[]): Buffer {
   return asBuffer(encodeRecordBatch({ records, producerId: BigInt(producerId), producerEpoch: 0, baseSequence: -1, isTransactional: true }));
 }
 
-/** A control batch as Kafka's: key int16 version 0, int16 type; value int16 version 0, int32 coordinator epoch. */
 function marker(producerId: number, type: number): Buffer {
-  const key = Buffer.alloc(4);
-  key.writeInt16BE(0, 0);
-  key.writeInt16BE(type, 2);
-  const value = Buffer.alloc(6);
-  value.writeInt16BE(0, 0);
-  value.writeInt32BE(3, 2);
-  return asBuffer(encodeRecordBatch({ records: [{ key, value, timestamp: 5 }], producerId: BigInt(producerId), producerEpoch: 1, baseSequence: -1, isTransactional: true, isControl: true }));
+  return asBuffer(encodeTxnMarker({ producerId, producerEpoch: 1, committed: type === COMMIT, coordinatorEpoch: 3, timestampMs: 5 }));
 }
 
 function committed(r: LoadResult, groupId: string): Array<[number, number]> {
