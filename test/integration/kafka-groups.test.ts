@@ -1,6 +1,7 @@
 // The group APIs, FindCoordinator and InitProducerId on the Kafka listener of
 // a real 3-node cluster, through the raw Kafka client: coordinators (batched,
-// the wrong broker, unknown key types), a two-member rebalance, static
+// the wrong broker, unknown key types; transactional ones are in
+// kafka-transactions.test.ts), a two-member rebalance, static
 // membership, offsets, admin APIs, producer ids — and a mixed group of a
 // Sluice consumer (WebSocket) and a Kafka-protocol member.
 
@@ -75,7 +76,7 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
     await cluster?.cleanup();
   });
 
-  it('finds coordinators one at a time and batched, refuses transactional and unknown key types, and the wrong broker answers NOT_COORDINATOR', async () => {
+  it('finds coordinators one at a time and batched, refuses unknown key types, and the wrong broker answers NOT_COORDINATOR', async () => {
     const c = await open(1);
     const first = await waitFor('a coordinator once __consumer_offsets exists', async () => {
       const res = await c.request(findCoordinator, 0, { key: 'fc-group' });
@@ -88,9 +89,7 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
     expect([a!.key, a!.errorCode, a!.nodeId, a!.port]).to.deep.equal(['fc-group', 0, first.nodeId, first.port]);
     expect(b!.errorCode).to.equal(0);
     expect(empty!.errorCode).to.equal(E.INVALID_GROUP_ID);
-    const txn = await c.request(findCoordinator, 3, { key: 'my-txn', keyType: 1 });
-    expect(txn.errorCode).to.equal(E.INVALID_REQUEST);
-    expect(String(txn.errorMessage)).to.match(/transactions are not supported/);
+    // Key type 1 (a transactional id) is the transaction coordinator's: kafka-transactions.test.ts.
     const odd = await c.request(findCoordinator, 4, { keyType: 7, coordinatorKeys: ['x'] });
     expect((odd.coordinators as Struct[])[0]!.errorCode).to.equal(E.INVALID_REQUEST);
     // Every broker but the coordinator refuses the group's requests.
@@ -327,7 +326,7 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
     expect(fetched.topics).to.deep.equal([]);
   });
 
-  it('hands idempotent producers ids, bumps an epoch on v3+, and refuses transactional ids at once', async () => {
+  it('hands idempotent producers ids and bumps an epoch on v3+ (transactional ids: kafka-transactions.test.ts)', async () => {
     const c = await open(2);
     const fresh = await c.request(initProducerId, 0, { transactionalId: null, transactionTimeoutMs: 60000 });
     expect(fresh.errorCode).to.equal(0);
@@ -339,10 +338,6 @@ describe('Kafka group APIs (real 3-node cluster)', function () {
     expect([bumped.errorCode, bumped.producerId, bumped.producerEpoch]).to.deep.equal([0, fresh.producerId, 1]);
     const half = await c.request(initProducerId, 3, { transactionalId: null, transactionTimeoutMs: 60000, producerId: fresh.producerId, producerEpoch: -1 });
     expect(half.errorCode).to.equal(E.INVALID_REQUEST);
-    for (const v of [0, 2, 5]) {
-      const txn = await c.request(initProducerId, v, { transactionalId: 'my-txn', transactionTimeoutMs: 60000 });
-      expect([txn.errorCode, txn.producerId], `v${v}`).to.deep.equal([E.INVALID_REQUEST, -1]);
-    }
   });
 
   it('shares a group between a Sluice consumer (WebSocket) and a Kafka-protocol member: disjoint partitions covering the topic', async () => {
