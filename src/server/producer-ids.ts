@@ -7,10 +7,12 @@
 // A request naming an existing producer id and epoch bumps the epoch (a simple
 // form of KIP-360): the answer is the same id at epoch + 1, or a fresh id at
 // epoch 0 once the epoch would pass int16 max. The broker keeps no registry of
-// producers (there is no transaction coordinator), so the bump is not checked
-// against a current epoch: what fences an older epoch is the partition
-// leaders' producer state (INVALID_PRODUCER_EPOCH), as for Kafka's
-// idempotent producer, which bumps its epoch on its own.
+// idempotent producers, so the bump is not checked against a current epoch:
+// what fences an older epoch is the partition leaders' producer state
+// (INVALID_PRODUCER_EPOCH), as for Kafka's idempotent producer, which bumps
+// its epoch on its own. InitProducerId with a transactional id goes to the
+// transaction coordinator instead (src/transactions/), which takes its fresh
+// ids from this manager and does keep each id's epoch.
 //
 // Invariants: ids are handed out once each, in increasing order within a
 // block; at most one block request is in flight (concurrent callers wait on it).
