@@ -193,6 +193,10 @@ export class TransactionManager implements TxnGate {
     const topics = offsetTopics(input);
     if (topics.length === 0) return;
     try {
+      // The group's coordinator first: looking it up creates __consumer_offsets if needed, which the
+      // transaction coordinator needs to place the group's offsets partition in the transaction.
+      const link = this.groupLink(meta.groupId);
+      await this.request('FindCoordinator', async () => undefined, link, () => this.sm.acceptsSends);
       await this.request('AddOffsetsToTxn', (conn) => conn.addOffsetsToTxn({ transactionalId: this.transactionalId, ...this.ids(), groupId: meta.groupId }));
       this.offsetsAdded = true;
       await this.request('TxnOffsetCommit', async (conn) => {
@@ -209,7 +213,7 @@ export class TransactionManager implements TxnGate {
             throw e;
           }
         }
-      }, this.groupLink(meta.groupId), () => this.sm.acceptsSends);
+      }, link, () => this.sm.acceptsSends);
     } catch (err) {
       throw this.failWith(err);
     }
