@@ -379,7 +379,7 @@ function checkExactlyOnce(
 export function summarizeMoney(r: MoneyCheckResult): string[] {
   const s = r.stats;
   const lines = [
-    `transfers: ${s.transfers} (${s.intentAborts} meant to abort); outcomes: ${s.committed} committed (${s.commitsVerified} verified), ${s.aborted} aborted, ${s.unknown} unknown`,
+    `transfers: ${s.transfers} (${s.intentAborts} meant to abort), ${s.processTxns} read-process-write; all transactions: ${s.committed} committed (${s.commitsVerified} verified), ${s.aborted} aborted, ${s.unknown} unknown`,
     `zombies: ${s.zombieTxns} transactions ended after a newer instance's init, ${s.zombieRefused} refused`,
     `read-process-write: ${s.processTxns} transactions, ${s.processCommitted} committed, ${s.eosInputsChecked} inputs copied exactly once`,
     `live reads: ${s.liveReads} polls, ${s.liveRecords} records, ${s.liveBoundaries} transaction boundaries checked`,
