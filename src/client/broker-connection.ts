@@ -191,6 +191,8 @@ export interface OffsetFetchInput {
   readonly groupId: string;
   /** null: every partition the group has committed. */
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null;
+  /** KIP-447: answer UNSTABLE_OFFSET_COMMIT (retriable) for a partition with a transaction's offsets still pending. */
+  readonly requireStable?: boolean;
 }
 
 export interface OffsetCommitInput {
@@ -586,7 +588,10 @@ export class BrokerConnection {
 
   /** Committed offsets (-1: none); topics null asks for every partition the group committed. */
   async offsetFetch(req: OffsetFetchInput): Promise<OffsetFetchResponse> {
-    const body = { groupId: req.groupId, topics: req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })) };
+    const body = {
+      groupId: req.groupId, topics: req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })),
+      ...(req.requireStable === true ? { requireStable: true } : {}),
+    };
     return parseOffsetFetchResponse(await this.call(ApiKey.OffsetFetch, body, this.requestTimeoutMs));
   }
 

@@ -147,13 +147,13 @@ export async function commitGroupOffsets(coord: CoordinatorLink, ctx: CommitCont
   });
 }
 
-/** OffsetFetch for these partitions (null: every partition the group has an offset for). */
+/** OffsetFetch for these partitions (null: every partition the group has an offset for); requireStable as KIP-447's read_committed consumer. */
 export async function fetchGroupOffsets(
-  coord: CoordinatorLink, topics: ReadonlyArray<{ readonly topic: string; readonly partitions: readonly number[] }> | null,
+  coord: CoordinatorLink, topics: ReadonlyArray<{ readonly topic: string; readonly partitions: readonly number[] }> | null, requireStable = false,
 ): Promise<CommittedOffset[]> {
   return coord.call('OffsetFetch', async (conn) => {
     const res = checked('OffsetFetch', await conn.offsetFetch({
-      groupId: coord.groupId, topics: topics === null ? null : topics.map((t) => ({ name: t.topic, partitions: [...t.partitions] })),
+      groupId: coord.groupId, topics: topics === null ? null : topics.map((t) => ({ name: t.topic, partitions: [...t.partitions] })), requireStable,
     }));
     const out: CommittedOffset[] = [];
     for (const t of res.topics) {

@@ -27,6 +27,15 @@ export interface OffsetBookDeps {
   readonly onCommitted: (offsets: readonly OffsetToCommit[]) => void;
   readonly onCommitError: (err: unknown) => void;
   readonly logger: ClientLogger;
+  /**
+   * read_committed consumers (KIP-447, as Kafka's): committed offsets are
+   * fetched with requireStable, so a partition whose offsets a transaction
+   * has pending (committed by EndTxn, marker not yet applied) answers
+   * UNSTABLE_OFFSET_COMMIT and is asked again, rather than handing back the
+   * older offset — from which a read-process-write application would
+   * process those records twice.
+   */
+  readonly requireStable?: boolean;
 }
 
 export class OffsetBook {
@@ -53,7 +62,7 @@ export class OffsetBook {
   async fetchCommitted(tps: readonly TopicPartition[]): Promise<Map<string, number>> {
     const byTopic = new Map<string, number[]>();
     for (const tp of tps) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
-    const offsets = await fetchGroupOffsets(this.deps.coord, [...byTopic].map(([topic, partitions]) => ({ topic, partitions })));
+    const offsets = await fetchGroupOffsets(this.deps.coord, [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), this.deps.requireStable === true);
     const out = new Map<string, number>();
     for (const o of offsets) {
       const key = partitionKey(o.topic, o.partition);

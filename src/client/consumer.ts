@@ -36,6 +36,7 @@ import { GroupMembership, type GroupJoinEvent, type MembershipHost } from './con
 import { partitionKey } from './consumer-list-offsets.js';
 import { OffsetBook } from './consumer-offsets.js';
 import type { ConsumerGroupMetadata } from './transaction.js';
+import { READ_COMMITTED } from '../protocol/apis/fetch.js';
 import { resolveConsumerOptions, type ConsumerOptions, type OffsetReset, type ResolvedConsumerOptions } from './consumer-options.js';
 
 export type { ConsumerOptions, IsolationLevelName } from './consumer-options.js';
@@ -103,6 +104,7 @@ export class Consumer {
     this.offsets = this.coord === null ? null : new OffsetBook({
       coord: this.coord, autoCommitIntervalMs: this.opts.autoCommitIntervalMs, clock: client.clock, context: () => this.commitContext(), logger: this.logger,
       onCommitted: (offsets) => this.emit('offsets.commit', { offsets }), onCommitError: (err) => this.membership?.noteCommitError(err),
+      requireStable: this.opts.isolationLevel === READ_COMMITTED,
     });
     this.delivery = this.deliveryHost();
   }
