@@ -1,5 +1,5 @@
 // The tx_money profile's slice of `make test` (issue 18): SLUICE_TEST_MONEY_SEEDS
-// seeds (default 12) of a small world — transfer transactions, zombie
+// seeds (default 8) of a small world — transfer transactions, zombie
 // instances, the exactly-once audit stage and a read_committed reader on the
 // real client, under the cluster simulation's faults plus coordinator crashes
 // and cut-offs — each checked by the monitors and the money checker, and a
@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { MONEY_PROFILES, formatMoneyFailure, formatMoneyLine, runMoneySeed, type MoneySeedResult } from './money.js';
 
-const SEEDS = Number(process.env.SLUICE_TEST_MONEY_SEEDS || 12);
+const SEEDS = Number(process.env.SLUICE_TEST_MONEY_SEEDS || 8);
 const FIRST = 1_800_001;
 const SMALL = { ...MONEY_PROFILES.small, profile: 'small' } as const;
 
