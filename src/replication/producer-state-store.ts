@@ -21,7 +21,9 @@
 // with the log end offset and the leader-epoch entries. On start it is loaded
 // only if the log still ends there with the same epochs — by the leader-epoch
 // property, a log with the same (epoch, start offset) entries and end holds the
-// same batches — and is then deleted, so a later crash rebuilds by scanning.
+// same batches — and only if the log itself was shut down cleanly (its
+// aborted-transaction indexes are then on disk), and is then deleted, so a
+// later crash rebuilds by scanning.
 //
 // Transactions: the tables also hold each producer's open transaction, so
 // the store answers the partition's last stable offset (LSO = min(first
@@ -93,7 +95,8 @@ export class ProducerStateStore {
     } catch {
       return; // none (the usual case), or unreadable: the table is built from the log when needed
     }
-    const table = p.log.txnIndexDamaged ? null : snapshotTable(text, p.log);
+    // Only after a clean shutdown: the aborted-transaction indexes the table relies on are then on disk (PartitionLog.close).
+    const table = p.log.txnIndexDamaged || !p.log.openedAfterCleanShutdown ? null : snapshotTable(text, p.log);
     if (table) this.tables.set(p, table);
     else this.opts.logger.info({ topic: p.topic, partition: p.index }, 'producer state snapshot does not match the log; ignoring it');
     try {

@@ -75,6 +75,12 @@ export interface CleanResult {
 
 export class UncleanableLogError extends Error {}
 
+/** A transaction the map phase has seen begin and not end: its first offset, and its keyed records waiting for a COMMIT. */
+interface OpenTxn {
+  readonly first: number;
+  readonly pending: Array<{ hash: Buffer; offset: number }>;
+}
+
 type Phase = 'map' | 'clean' | 'done' | 'aborted';
 
 export class CleanJob {
@@ -88,7 +94,7 @@ export class CleanJob {
   private readonly lastBatchOfProducer = new Map<bigint, number>();
   private producersOverflow = false;
   /** Transactions open at the map's position: producer → first offset and the keyed records waiting for its COMMIT. */
-  private readonly openTxns = new Map<bigint, { first: number; pending: Array<{ hash: Buffer; offset: number }> }>();
+  private readonly openTxns = new Map<bigint, OpenTxn>();
   private pendingRecords = 0;
   /** Aborted transactions found by the map phase: producer → [first offset, marker offset] ranges. */
   private readonly abortedTxns = new Map<bigint, Array<[number, number]>>();
@@ -163,7 +169,10 @@ export class CleanJob {
         pos += size;
         continue;
       }
-      if (lastOffsetOf(chunk, pos) >= firstDirty && !this.mapBatch(chunk, pos, firstDirty)) {
+      // Every transactional batch opens (or continues) its transaction, also below the first dirty offset:
+      // its marker may lie above it, and an abort must still drop it.
+      const txn = this.txnOf(chunk, pos);
+      if (lastOffsetOf(chunk, pos) >= firstDirty && !this.mapBatch(chunk, pos, firstDirty, txn)) {
         this.endOffset = baseOffsetOf(chunk, pos);
         if (this.endOffset <= firstDirty) {
           throw new UncleanableLogError(`log.cleaner.dedupe.buffer.size too small: the batch at ${this.endOffset} alone overflows the offset map of ${this.opts.map.capacity} keys`);
@@ -185,10 +194,9 @@ export class CleanJob {
    * Puts the batch's keyed records into the map (a transactional batch's
    * wait for its COMMIT marker); false (nothing put) if they might not fit.
    */
-  private mapBatch(chunk: Buffer, pos: number, firstDirty: number): boolean {
+  private mapBatch(chunk: Buffer, pos: number, firstDirty: number, txn: OpenTxn | null): boolean {
     const map = this.opts.map;
     if (map.size + this.pendingRecords + recordCountOf(chunk, pos) > map.capacity) return false;
-    const txn = this.txnOf(chunk, pos);
     const batch = decodeRecordBatch(chunk, pos);
     for (const r of batch.records) {
       if (r.key === null || r.offset < firstDirty) continue;
@@ -202,7 +210,7 @@ export class CleanJob {
   }
 
   /** The open transaction a transactional batch belongs to (opened by it if need be); null for other batches. */
-  private txnOf(chunk: Buffer, pos: number): { first: number; pending: Array<{ hash: Buffer; offset: number }> } | null {
+  private txnOf(chunk: Buffer, pos: number): OpenTxn | null {
     const pid = chunk.readBigInt64BE(pos + PRODUCER_ID_OFFSET);
     if (pid < 0n || !isTransactionalBatch(chunk, pos)) return null;
     let txn = this.openTxns.get(pid);

@@ -143,6 +143,12 @@ export class PartitionLog {
   private readonly tail: LogTail | null;
   /** A .txnindex was malformed at open (log-loader.ts): the aborted-transaction indexes need a rebuild from the log. */
   readonly txnIndexDamaged: boolean;
+  /**
+   * The log was opened after a clean shutdown: every file it left, derived
+   * ones (indexes) included, was fsynced before the marker was written. Data
+   * kept beside the log (a producer-state snapshot) may be trusted only then.
+   */
+  readonly openedAfterCleanShutdown: boolean;
   private tailSegment: LogSegment | null = null;
 
   private constructor(
@@ -163,6 +169,7 @@ export class PartitionLog {
     this.parentEntryDirty = newDirectory;
     this.markerRemovalUnsynced = loaded.hadCleanShutdown;
     this.txnIndexDamaged = loaded.txnIndexDamaged;
+    this.openedAfterCleanShutdown = loaded.hadCleanShutdown;
     this.segments = loaded.segments;
     this._logStartOffset = loaded.logStartOffset;
     this._logEndOffset = this.active.nextOffset;
@@ -473,6 +480,8 @@ export class PartitionLog {
           // `>=`: a truncation leaves the segment it cut ending exactly at the recovery point, with its cut not yet on disk.
           s.flush();
         }
+        // A .txnindex written for the first time needs its name on disk too.
+        if (s.takeNewTxnIndexFile()) this.dirEntriesDirty = true;
       }
       if (this.dirEntriesDirty) {
         fsyncDir(this.fs, this.dir);

@@ -124,6 +124,7 @@ export class LogSegment {
   /** The last batches appended, in offset order and contiguous up to nextOffset; empty after a truncation or reopen. */
   private recent: BatchLocation[] = [];
   private pendingIo = 0;
+  private newTxnIndexFile = false;
   private closeRequested = false;
   private fdClosed = false;
 
@@ -501,7 +502,16 @@ export class LogSegment {
 
   /** The .txnindex exists only while there is, or was, an abort in the segment. */
   private persistTxnIndex(fsync: boolean): void {
-    if (this.txnIndex.entries > 0 || this.txnIndex.hasFile) this.txnIndex.persist(fsync);
+    if (this.txnIndex.entries === 0 && !this.txnIndex.hasFile) return;
+    if (!this.txnIndex.hasFile) this.newTxnIndexFile = true;
+    this.txnIndex.persist(fsync);
+  }
+
+  /** Whether a .txnindex file was created since the last call (its directory entry is not durable yet). */
+  takeNewTxnIndexFile(): boolean {
+    const created = this.newTxnIndexFile;
+    this.newTxnIndexFile = false;
+    return created;
   }
 
   /**
@@ -564,6 +574,8 @@ export class LogSegment {
   /** Persists the indexes and releases the file descriptor (after pending background fsyncs). */
   close(): void {
     if (this.closeRequested) return;
+    // Durable before the clean-shutdown marker: a restart trusts the aborts it indexes (a rebuild may have rewritten them).
+    this.persistTxnIndex(true);
     this.persistIndexes();
     this.closeRequested = true;
     this.maybeCloseFd();

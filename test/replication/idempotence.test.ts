@@ -176,11 +176,12 @@ describe('replication: idempotent producer state on brokers (in-process)', funct
     expect(await c.produce(1, T, -1, idem(PID, 0, 0, 'a')), 'rebuilt from the log instead').to.include({ errorCode: 0, baseOffset: 0 });
   });
 
-  it('answers InitProducerId with COORDINATOR_NOT_AVAILABLE where the broker API has no producer id source', async () => {
+  it('answers InitProducerId with COORDINATOR_NOT_AVAILABLE where the broker API has no producer id source or transaction coordinator', async () => {
     const c = await threeNodes();
     const r = await c.request<{ errorCode: number }>(1, ApiKey.InitProducerId, { transactionalId: null, producerId: -1, producerEpoch: -1 });
     expect(r.errorCode).to.equal(Errors.COORDINATOR_NOT_AVAILABLE.code);
-    const bad = await c.request<{ errorCode: number }>(1, ApiKey.InitProducerId, { transactionalId: 'tx', producerId: -1, producerEpoch: -1 });
-    expect(bad.errorCode).to.equal(Errors.INVALID_REQUEST.code);
+    // Issue 18: a transactional id is no longer refused; this broker API simply has no coordinator for it.
+    const txn = await c.request<{ errorCode: number }>(1, ApiKey.InitProducerId, { transactionalId: 'tx', producerId: -1, producerEpoch: -1 });
+    expect(txn.errorCode).to.equal(Errors.COORDINATOR_NOT_AVAILABLE.code);
   });
 });

@@ -25,6 +25,7 @@ import type { MetadataImage, PartitionRegistration } from '../../src/metadata/im
 import type { MetadataRecord, PartitionChangeRecord } from '../../src/metadata/records.js';
 import { ReplicaManager, type AlterPartitionAnswer, type AlterPartitionCall, type DurabilityMode } from '../../src/replication/replica-manager.js';
 import { BROKER_ENDPOINT } from '../../src/replication/replica-fetcher.js';
+import type { TxnVerifier } from '../../src/replication/txn-seams.js';
 import { SystemClock, SystemScheduler, type Clock, type ManualScheduler, type Scheduler } from '../../src/util/clock.js';
 import { Errors } from '../../src/util/errors.js';
 import { createLogger, silentLogger, type LogLevel, type Logger } from '../../src/util/logger.js';
@@ -114,6 +115,10 @@ export interface ClusterOptions {
    */
   readonly clock?: Clock;
   readonly scheduler?: Scheduler;
+  /** The transaction coordinator each broker's replica manager asks (KIP-890); none: transactional writes are not verified. */
+  readonly txnVerifier?: (brokerId: number) => TxnVerifier;
+  /** How long WriteTxnMarkers waits for the ISR (default 10 s). */
+  readonly txnMarkerTimeoutMs?: number;
 }
 
 export type ControllerMode = 'commit' | 'hold';
@@ -169,6 +174,8 @@ export class TestCluster {
       alterPartition: (req) => this.onAlterPartition(req),
       brokerEpoch: () => node.brokerEpoch,
       fetcher: { maxWaitMs: 100, backoffMs: 50, requestTimeoutMs: 5000 },
+      ...(this.opts.txnVerifier ? { txnVerifier: this.opts.txnVerifier(id) } : {}),
+      txnMarkerTimeoutMs: this.opts.txnMarkerTimeoutMs ?? 10_000,
     });
     node.server = new WsServer(
       createBrokerApi({
