@@ -197,6 +197,8 @@ export class GroupCoordinator implements TxnOffsetsHost {
         this.reschedule(shard, entry);
       }
       shard.txn = loaded.pending;
+      // A group only an open transaction wrote to exists, Empty, as it did when its TxnOffsetCommit was served.
+      for (const groupId of loaded.pending.groupIds()) if (!shard.groups.has(groupId)) this.newEntry(shard, groupId);
       shard.state = 'active';
       for (const m of shard.markersDuringLoad.splice(0)) if (m.offset >= endOffset) this.onMarker(m);
       const ms = Math.round(this.opts.clock.monotonicMs() - startedMs);

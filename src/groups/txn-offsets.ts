@@ -13,6 +13,10 @@
 //      partition's (topic exists, offset >= 0, metadata size), as OffsetCommit.
 //   4. One transactional batch (producer id and epoch, baseSequence -1)
 //      appended with acks=all as the coordinator (no second verification).
+//      From the verification on, the partitions are unstable (requireStable);
+//      a marker of the producer that lands during the verification makes the
+//      answer COORDINATOR_NOT_AVAILABLE, so the client confirms again rather
+//      than write into a transaction that may just have ended.
 //   5. Acknowledged: the offsets are pending for the producer (txn-pending.ts)
 //      until the replica manager reports its COMMIT or ABORT marker on the
 //      partition. OffsetFetch shows the last committed offset meanwhile, or
@@ -28,7 +32,7 @@ import { offsetKey, offsetValue } from './records.js';
 import { partitionProblem, type OffsetsHost } from './offsets.js';
 import type { StoredOffset } from './loader.js';
 import type { Shard } from './coordinator.js';
-import type { MarkerOutcome, TxnOffsetKey } from './txn-pending.js';
+import type { EndedTxnOffset, InFlightAppend, MarkerOutcome, TxnOffsetKey } from './txn-pending.js';
 
 /** What TxnOffsetCommit needs beyond the offset handlers' host. */
 export interface TxnOffsetsHost extends OffsetsHost {
@@ -95,17 +99,40 @@ export async function commitTxnOffsets(host: TxnOffsetsHost, req: TxnOffsetCommi
   const found = host.lookup(req.groupId);
   if ('error' in found) return allRefused(req, found);
   const shard = found.shard;
-  const refused = await verify(host, req, shard);
-  if (refused) return allRefused(req, refused);
-  // Everything from here to the append is synchronous: the group is checked as it is when the batch is written.
-  if (!host.isCurrent(shard)) return allRefused(req, { error: Errors.NOT_COORDINATOR, message: `${CONSUMER_OFFSETS_TOPIC}-${shard.partition} moved while the transaction was checked` });
-  const entry = host.entryFor(shard, req.groupId, req.generationId < 0);
-  if (!entry) return allRefused(req, { error: Errors.ILLEGAL_GENERATION, message: `group ${req.groupId} does not exist, so generation ${req.generationId} is stale` });
-  const problem = entry.group.txnCommitProblem(req.memberId, req.groupInstanceId, req.generationId);
-  if (problem) {
-    host.forgetIfVacant(shard, entry);
-    return allRefused(req, problem);
+  // Unstable from here on: the transaction may be writing these offsets.
+  const asked = req.topics.flatMap((t) => t.partitions.map((p) => ({ groupId: req.groupId, topic: t.name, partition: p.partition })));
+  const flight = shard.txn.start(req.producerId, asked);
+  let written: Written | null = null;
+  try {
+    written = await verifyAndWrite(host, req, shard, flight);
+    return written.response;
+  } finally {
+    const outcome = shard.txn.finish(flight, written?.landed ?? null);
+    if (host.isCurrent(shard)) {
+      host.applyTxnOutcome(shard, outcome);
+      const entry = host.entryFor(shard, req.groupId, false);
+      if (entry) host.forgetIfVacant(shard, entry);
+    }
   }
+}
+
+type Written = { response: TxnOffsetCommitResponse; landed: { baseOffset: number; values: EndedTxnOffset[] } | null };
+
+/** Steps 2-4 of the header: the answer, and what was appended (null: nothing, or it failed). */
+async function verifyAndWrite(host: TxnOffsetsHost, req: TxnOffsetCommitRequest, shard: Shard, flight: InFlightAppend): Promise<Written> {
+  const refused = (problem: Refusal): Written => ({ response: allRefused(req, problem), landed: null });
+  const problem = await verify(host, req, shard);
+  if (problem) return refused(problem);
+  // Everything from here to the append is synchronous: the group is checked as it is when the batch is written.
+  if (!host.isCurrent(shard)) return refused({ error: Errors.NOT_COORDINATOR, message: `${CONSUMER_OFFSETS_TOPIC}-${shard.partition} moved while the transaction was checked` });
+  if (shard.txn.markerSinceStart(flight)) {
+    // The transaction that was confirmed may be the one this marker ended: confirm again.
+    return refused({ error: Errors.COORDINATOR_NOT_AVAILABLE, message: `a transaction of producer ${req.producerId} ended while this one was being confirmed; retry` });
+  }
+  const entry = host.entryFor(shard, req.groupId, req.generationId < 0);
+  if (!entry) return refused({ error: Errors.ILLEGAL_GENERATION, message: `group ${req.groupId} does not exist, so generation ${req.generationId} is stale` });
+  const groupProblem = entry.group.txnCommitProblem(req.memberId, req.groupInstanceId, req.generationId);
+  if (groupProblem) return refused(groupProblem);
   const image = host.currentImage();
   const now = host.nowMs();
   const writes: Array<{ key: TxnOffsetKey; value: Omit<StoredOffset, 'logOffset'>; out: PartitionAnswer }> = [];
@@ -120,19 +147,13 @@ export async function commitTxnOffsets(host: TxnOffsetsHost, req: TxnOffsetCommi
       }),
     })),
   };
-  if (writes.length === 0) {
-    host.forgetIfVacant(shard, entry);
-    return response;
-  }
-  const flight = shard.txn.start(req.producerId, writes.map((w) => w.key));
+  if (writes.length === 0) return { response, landed: null };
   const records = writes.map((w) => ({ key: offsetKey(w.key.groupId, w.key.topic, w.key.partition), value: offsetValue(w.value) }));
-  const res = await host.append(shard, records, Errors.INVALID_COMMIT_OFFSET_SIZE, { transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, passThrough: TXN_APPEND_ERRORS });
-  const landed = res.error ? null : { baseOffset: res.baseOffset, values: writes.map((w, i) => ({ ...w.value, logOffset: res.baseOffset + i })) };
-  const outcome = shard.txn.finish(flight, landed);
+  const txn = { transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, passThrough: TXN_APPEND_ERRORS };
+  const res = await host.append(shard, records, Errors.INVALID_COMMIT_OFFSET_SIZE, txn);
   if (res.error) {
     for (const w of writes) Object.assign(w.out, answerFor(w.key.partition, res.error));
+    return { response, landed: null };
   }
-  if (host.isCurrent(shard)) host.applyTxnOutcome(shard, outcome);
-  if (host.isCurrent(shard, entry)) host.forgetIfVacant(shard, entry);
-  return response;
+  return { response, landed: { baseOffset: res.baseOffset, values: writes.map((w, i) => ({ ...w.key, value: { ...w.value, logOffset: res.baseOffset + i } })) } };
 }

@@ -14,10 +14,12 @@
 // - A marker of producer P at offset M ends every pending offset of P
 //   written before M. A record of P written after M belongs to P's next
 //   transaction and stays pending.
-// - An append still in flight (written, not yet acknowledged) counts as
-//   unstable for OffsetFetch requireStable. A marker that lands while it is
-//   in flight is remembered until it is answered, so a record the marker
-//   covers (its offset below the marker's) is ended by it, not left pending.
+// - A TxnOffsetCommit in flight (being verified, written, not yet
+//   acknowledged) counts as unstable for OffsetFetch requireStable. A marker
+//   that lands meanwhile is remembered until it is answered: one that lands
+//   during the verification makes the commit retry (the transaction that was
+//   confirmed may be the one the marker ended); a record the marker covers
+//   (its offset below the marker's) is ended by it, not left pending.
 // Bounded: pending offsets are one per key per producer; the remembered
 // markers only while that producer has an append in flight.
 
@@ -41,10 +43,12 @@ export interface MarkerOutcome {
   readonly groups: ReadonlySet<string>;
 }
 
-/** One TxnOffsetCommit append between its write and its answer. */
+/** One TxnOffsetCommit from its verification to the answer of its append. */
 export interface InFlightAppend {
   readonly producerId: number;
   readonly keys: readonly TxnOffsetKey[];
+  /** How many of the producer's markers were remembered when it started. */
+  readonly markersAtStart: number;
 }
 
 interface ProducerFlights {
@@ -53,16 +57,37 @@ interface ProducerFlights {
   readonly markers: Array<{ readonly offset: number; readonly committed: boolean }>;
 }
 
-function flightKey(k: TxnOffsetKey): string {
+function partitionKey(k: TxnOffsetKey): string {
   return JSON.stringify([k.groupId, k.topic, k.partition]);
+}
+
+/** How many times each name is held: what requireStable and group deletion ask, answered without walking every producer. */
+class Counts {
+  private readonly n = new Map<string, number>();
+
+  up(name: string): void {
+    this.n.set(name, (this.n.get(name) ?? 0) + 1);
+  }
+
+  down(name: string): void {
+    const left = (this.n.get(name) ?? 0) - 1;
+    if (left > 0) this.n.set(name, left);
+    else this.n.delete(name);
+  }
+
+  has(name: string): boolean {
+    return this.n.has(name);
+  }
 }
 
 export class PendingTxnOffsets {
   /** producerId → groupId → topic → partition → pending offset. */
   private readonly byProducer = new Map<number, Map<string, GroupOffsets>>();
   private readonly flights = new Map<number, ProducerFlights>();
-  /** flightKey → appends in flight that write it. */
-  private readonly inFlightKeys = new Map<string, number>();
+  /** partitionKey → pending offsets (one per producer) plus commits in flight that write it. */
+  private readonly unstable = new Counts();
+  /** groupId → pending offsets plus partitions of commits in flight. */
+  private readonly groupsHeld = new Counts();
 
   /** A transactional offset record of `producerId` at value.logOffset (the loader; the live path after an append). */
   add(producerId: number, key: TxnOffsetKey, value: StoredOffset): void {
@@ -73,7 +98,18 @@ export class PendingTxnOffsets {
     let partitions = topics.get(key.topic);
     if (!partitions) topics.set(key.topic, (partitions = new Map()));
     const have = partitions.get(key.partition);
+    if (!have) this.hold(key);
     if (!have || have.logOffset < value.logOffset) partitions.set(key.partition, value);
+  }
+
+  private hold(key: TxnOffsetKey): void {
+    this.unstable.up(partitionKey(key));
+    this.groupsHeld.up(key.groupId);
+  }
+
+  private release(key: TxnOffsetKey): void {
+    this.unstable.down(partitionKey(key));
+    this.groupsHeld.down(key.groupId);
   }
 
   /** A COMMIT (committed) or ABORT marker of `producerId` at `offset`. */
@@ -89,6 +125,7 @@ export class PendingTxnOffsets {
         for (const [partition, value] of partitions) {
           if (value.logOffset >= offset) continue;
           partitions.delete(partition);
+          this.release({ groupId, topic, partition });
           groups.add(groupId);
           if (committed) out.push({ groupId, topic, partition, value });
         }
@@ -101,53 +138,56 @@ export class PendingTxnOffsets {
     return { committed: out, groups };
   }
 
-  /** Marks `keys` unstable until finish() says how the append went. */
+  /** Marks `keys` unstable until finish() says how the commit went. */
   start(producerId: number, keys: readonly TxnOffsetKey[]): InFlightAppend {
     let flights = this.flights.get(producerId);
     if (!flights) this.flights.set(producerId, (flights = { count: 0, markers: [] }));
     flights.count++;
-    for (const k of keys) this.inFlightKeys.set(flightKey(k), (this.inFlightKeys.get(flightKey(k)) ?? 0) + 1);
-    return { producerId, keys };
+    for (const k of keys) this.hold(k);
+    return { producerId, keys, markersAtStart: flights.markers.length };
+  }
+
+  /** Whether a marker of the producer landed since `append` started. */
+  markerSinceStart(append: InFlightAppend): boolean {
+    return (this.flights.get(append.producerId)?.markers.length ?? 0) > append.markersAtStart;
   }
 
   /**
-   * The append's answer: `baseOffset` where its records landed (record i at
-   * baseOffset + i, values in the order of its keys), or null when it failed.
-   * A marker that landed after the records while the append was in flight
-   * ends them now; otherwise they stay pending.
+   * The append's answer: `baseOffset` where its records landed and what they
+   * hold (each value's logOffset its record's), or null when nothing was
+   * appended or the append failed. A marker that landed after the records
+   * while the append was in flight ends them now; otherwise they stay pending.
    */
-  finish(append: InFlightAppend, landed: { readonly baseOffset: number; readonly values: readonly StoredOffset[] } | null): MarkerOutcome {
+  finish(append: InFlightAppend, landed: { readonly baseOffset: number; readonly values: readonly EndedTxnOffset[] } | null): MarkerOutcome {
     const flights = this.flights.get(append.producerId);
-    for (const k of append.keys) {
-      const key = flightKey(k);
-      const n = (this.inFlightKeys.get(key) ?? 1) - 1;
-      if (n === 0) this.inFlightKeys.delete(key);
-      else this.inFlightKeys.set(key, n);
-    }
+    for (const k of append.keys) this.release(k);
     const ended = landed ? flights?.markers.find((m) => m.offset > landed.baseOffset) : undefined;
     if (flights && --flights.count === 0) this.flights.delete(append.producerId);
     const none: MarkerOutcome = { committed: [], groups: new Set() };
     if (!landed) return none;
-    const values = append.keys.map((k, i) => ({ ...k, value: landed.values[i]! }));
+    const values = landed.values;
     if (!ended) {
       for (const v of values) this.add(append.producerId, v, v.value);
       return none;
     }
-    return { committed: ended.committed ? values : [], groups: new Set(values.map((v) => v.groupId)) };
+    return { committed: ended.committed ? [...values] : [], groups: new Set(values.map((v) => v.groupId)) };
   }
 
   /** Whether a transaction of any producer holds an offset of the partition not yet ended (requireStable). */
   isUnstable(groupId: string, topic: string, partition: number): boolean {
-    if (this.inFlightKeys.has(flightKey({ groupId, topic, partition }))) return true;
-    for (const groups of this.byProducer.values()) if (groups.get(groupId)?.get(topic)?.has(partition)) return true;
-    return false;
+    return this.unstable.has(partitionKey({ groupId, topic, partition }));
   }
 
   /** Whether the group has offsets in a transaction not yet ended (then it is not forgotten, nor deleted). */
   hasPending(groupId: string): boolean {
-    for (const groups of this.byProducer.values()) if (groups.has(groupId)) return true;
-    for (const key of this.inFlightKeys.keys()) if ((JSON.parse(key) as [string])[0] === groupId) return true;
-    return false;
+    return this.groupsHeld.has(groupId);
+  }
+
+  /** Groups with pending offsets (a loaded shard keeps an entry for each, as the live path made one). */
+  groupIds(): Set<string> {
+    const out = new Set<string>();
+    for (const groups of this.byProducer.values()) for (const groupId of groups.keys()) out.add(groupId);
+    return out;
   }
 
   /** Producers with pending offsets (tests, logs). */

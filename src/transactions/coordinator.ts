@@ -372,7 +372,7 @@ export class TransactionCoordinator implements TransactionOps {
     }
     if (partitions.some(unknown)) {
       const missing: Refusal = { error: Errors.UNKNOWN_TOPIC_OR_PARTITION, message: 'no such topic or partition' };
-      const skipped: Refusal = { error: Errors.INVALID_TXN_STATE, message: 'not added: another partition of the request does not exist' };
+      const skipped: Refusal = { error: Errors.OPERATION_NOT_ATTEMPTED, message: 'not added: another partition of the request does not exist' };
       return { errorCode: 0, errorMessage: null, results: results((p) => (unknown(p) ? missing : skipped)) };
     }
     const add = { transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, partitions };

@@ -7,13 +7,15 @@
 // the COMMIT marker and dropped by ABORT; OffsetFetch requireStable; the
 // verification and KIP-447 group checks refusing before anything is written;
 // a late write of an ended transaction fenced by the epoch its marker raised;
+// a marker landing during the verification making the client confirm again;
 // and a reload — after a restart of the leader and after failover — that
-// finds committed, aborted and still open transactions as they were.
+// finds committed, aborted and still open transactions as they were; and how
+// the WebSocket API reads OffsetFetch's requireStable.
 
 import { expect } from 'chai';
 import { TestCluster, waitFor, within } from '../replication/replica-harness.js';
 import { GroupCoordinator } from '../../src/groups/coordinator.js';
-import { CONSUMER_OFFSETS_TOPIC, type JoinGroupResponse, type OffsetFetchPartitionResponse } from '../../src/protocol/apis/groups.js';
+import { CONSUMER_OFFSETS_TOPIC, parseOffsetFetchRequest, type JoinGroupResponse, type OffsetFetchPartitionResponse } from '../../src/protocol/apis/groups.js';
 import type { TxnOffsetCommitRequest } from '../../src/protocol/apis/transactions.js';
 import type { TxnRefusal, TxnVerifier, TxnVerifyRequest } from '../../src/replication/txn-seams.js';
 import { ManualScheduler } from '../../src/util/clock.js';
@@ -32,14 +34,22 @@ class TestTransactions implements TxnVerifier {
   readonly open = new Map<number, { transactionalId: string; epoch: number; partitions: Set<string> }>();
   readonly epochs = new Map<number, number>();
   readonly asked: TxnVerifyRequest[] = [];
+  /** While set, verify() answers only once it resolves (a slow or remote coordinator). */
+  gate: Promise<void> | null = null;
 
   begin(producerId: number, epoch: number, partitions: Array<[string, number]>): void {
     this.epochs.set(producerId, epoch);
     this.open.set(producerId, { transactionalId: `tx-${producerId}`, epoch, partitions: new Set(partitions.map(([t, p]) => `${t}-${p}`)) });
   }
 
-  verify(req: TxnVerifyRequest): Promise<TxnRefusal | null> {
+  async verify(req: TxnVerifyRequest): Promise<TxnRefusal | null> {
     this.asked.push(req);
+    const answer = this.answer(req);
+    if (this.gate) await this.gate;
+    return answer;
+  }
+
+  private answer(req: TxnVerifyRequest): Promise<TxnRefusal | null> {
     const epoch = this.epochs.get(req.producerId);
     if (epoch !== undefined && req.producerEpoch < epoch) return Promise.resolve({ error: Errors.PRODUCER_FENCED, message: `epoch ${req.producerEpoch} < ${epoch}` });
     const t = this.open.get(req.producerId);
@@ -118,11 +128,14 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     return res.topics.flatMap((t) => t.partitions.map((p) => p.errorCode));
   }
 
-  /** Ends producer `producerId`'s transaction as its coordinator does with bumpEpoch: the marker at epoch + 1, on the offsets partition's leader. */
-  async function endTxn(leader: number, producerId: number, committed: boolean): Promise<void> {
+  /**
+   * Ends producer `producerId`'s transaction as its coordinator does: the marker on the offsets
+   * partition's leader, at epoch + 1 with bumpEpoch (the Sluice client), at the same epoch without.
+   */
+  async function endTxn(leader: number, producerId: number, committed: boolean, bumpEpoch = true): Promise<void> {
     const t = txns.open.get(producerId)!;
     txns.open.delete(producerId);
-    const epoch = t.epoch + 1;
+    const epoch = bumpEpoch ? t.epoch + 1 : t.epoch;
     txns.epochs.set(producerId, epoch);
     const res = await within('WriteTxnMarkers', Promise.resolve(cluster.node(leader).rm.writeTxnMarkers({
       markers: [{ producerId, producerEpoch: epoch, transactionResult: committed, coordinatorEpoch: 0, topics: [{ name: CONSUMER_OFFSETS_TOPIC, partitions: [0] }] }],
@@ -177,6 +190,29 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     expect(fetched(1, true)).to.deep.equal([[-1, 0], [-1, 0]]);
   });
 
+  it('has the client confirm again when a marker of its producer lands while its transaction is being confirmed', async () => {
+    txns.begin(4000, 0, [[CONSUMER_OFFSETS_TOPIC, 0]]);
+    let release = (): void => undefined;
+    txns.gate = new Promise<void>((resolve) => { release = resolve; });
+    const racing = coordinator(1).txnOffsetCommit(txnCommit(4000, 0, [[0, 44]]));
+    await waitFor('the verification to start', () => txns.asked.length === 1);
+    expect(fetched(1, true)[0], 'unstable from the verification on').to.deep.equal([-1, UNSTABLE]);
+    // A client without bumpEpoch (transaction version 1) ends the transaction at once: the marker keeps the epoch.
+    const heard = new Promise<void>((resolve) => {
+      const off = cluster.node(1).rm.onTxnMarker(() => { off(); resolve(); });
+    });
+    await endTxn(1, 4000, true, false);
+    await within('the marker reported', heard);
+    const end = logEnd(1);
+    release();
+    const res = await within('the racing TxnOffsetCommit', racing);
+    expect(res.topics[0]!.partitions[0]!.errorCode, 'retriable: confirm again').to.equal(Errors.COORDINATOR_NOT_AVAILABLE.code);
+    expect(logEnd(1), 'nothing written into the ended transaction').to.equal(end);
+    expect(fetched(1, true)).to.deep.equal([[-1, 0], [-1, 0]]);
+    txns.gate = null;
+    expect(await commitTxn(1, txnCommit(4000, 0, [[0, 44]])), 'confirmed again: the transaction is over').to.deep.equal([Errors.INVALID_TXN_STATE.code]);
+  });
+
   it('refuses before writing: no transaction, a fenced producer, no transaction coordinator, stale group metadata', async () => {
     const member = await stableMember(1);
     const end = logEnd(1);
@@ -221,6 +257,7 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     expect(plain.topics[0]!.partitions[0]!.errorCode).to.equal(0);
     await endTxn(1, 7, true);
     await endTxn(1, 8, false);
+    expect(await commitTxn(1, { ...txnCommit(9, 0, [[0, 90]]), groupId: 'only-open' })).to.deep.equal([0]);
     expect(await commitTxn(1, txnCommit(9, 0, [[0, 90]]))).to.deep.equal([0]);
     await waitFor('both markers applied', () => fetched(1, false)[0]![0] === 70);
   }
@@ -228,6 +265,7 @@ describe('transactional offset commits (in-process, real replica managers)', fun
   function expectThreeTransactions(id: number): void {
     expect(fetched(id, false), 'committed 7 (partition 0), the later plain commit (partition 1)').to.deep.equal([[70, 0], [3, 0]]);
     expect(fetched(id, true), 'partition 0 has 9\'s open transaction').to.deep.equal([[-1, UNSTABLE], [3, 0]]);
+    expect(coordinator(id).listGroups().groups.map((g) => [g.groupId, g.groupState]), 'a group only the open transaction wrote to').to.deep.equal([[GROUP, 'Empty'], ['only-open', 'Empty']]);
   }
 
   it('reloads committed, aborted and open transactions after the leader restarts, and the open one then ends', async () => {
@@ -242,6 +280,7 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     await endTxn(1, 9, true);
     await waitFor('the open transaction to commit after the reload', () => fetched(1, true)[0]![0] === 90);
     expect(fetched(1, true)).to.deep.equal([[90, 0], [3, 0]]);
+    expect(coordinator(1).offsetFetch({ groupId: 'only-open', topics: null, requireStable: true }).topics[0]!.partitions[0]!.committedOffset).to.equal(90);
   });
 
   it('a new leader loads the open transaction pending and ends it by the marker it writes', async () => {
@@ -253,5 +292,15 @@ describe('transactional offset commits (in-process, real replica managers)', fun
     await endTxn(2, 9, false);
     await waitFor('the open transaction to abort on the new leader', () => fetched(2, true)[0]![1] === 0);
     expect(fetched(2, true)).to.deep.equal([[70, 0], [3, 0]]);
+    expect(coordinator(2).listGroups().groups.map((g) => g.groupId), 'the aborted transaction leaves nothing of the group it alone wrote to').to.deep.equal([GROUP]);
+  });
+});
+
+describe('OffsetFetch requireStable on the WebSocket API', () => {
+  it('is false unless the body says true, and must be a boolean', () => {
+    expect(parseOffsetFetchRequest({ groupId: 'g', topics: null }).requireStable).to.equal(false);
+    expect(parseOffsetFetchRequest({ groupId: 'g', topics: null, requireStable: null }).requireStable).to.equal(false);
+    expect(parseOffsetFetchRequest({ groupId: 'g', topics: null, requireStable: true }).requireStable).to.equal(true);
+    expect(() => parseOffsetFetchRequest({ groupId: 'g', topics: null, requireStable: 1 })).to.throw(/requireStable must be a boolean/);
   });
 });

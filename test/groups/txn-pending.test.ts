@@ -56,7 +56,7 @@ describe('pending transactional offsets', () => {
   it('an acknowledged append stays pending until its marker', () => {
     const p = new PendingTxnOffsets();
     const flight = p.start(7, [key('g', 0), key('g', 1)]);
-    const out = p.finish(flight, { baseOffset: 50, values: [at(1, 50), at(2, 51)] });
+    const out = p.finish(flight, { baseOffset: 50, values: [{ ...key('g', 0), value: at(1, 50) }, { ...key('g', 1), value: at(2, 51) }] });
     expect(out.committed).to.deep.equal([]);
     expect(p.isUnstable('g', 'orders', 1)).to.equal(true);
     expect(p.marker(7, 52, true).committed.map((c) => [c.partition, c.value.logOffset])).to.deep.equal([[0, 50], [1, 51]]);
@@ -65,13 +65,18 @@ describe('pending transactional offsets', () => {
   it('a marker that lands while the append that precedes it is in flight ends that append when it is answered', () => {
     const p = new PendingTxnOffsets();
     const committed = p.start(7, [key('g', 0)]);
+    expect(p.markerSinceStart(committed)).to.equal(false);
+    const other = p.start(8, [key('g', 1)]);
     p.marker(7, 60, true);
-    expect(p.finish(committed, { baseOffset: 59, values: [at(4, 59)] }).committed.map((c) => c.value.offset)).to.deep.equal([4]);
+    expect(p.markerSinceStart(committed), 'a marker of its producer').to.equal(true);
+    expect(p.markerSinceStart(other), 'of another producer').to.equal(false);
+    p.finish(other, null);
+    expect(p.finish(committed, { baseOffset: 59, values: [{ ...key('g', 0), value: at(4, 59) }] }).committed.map((c) => c.value.offset)).to.deep.equal([4]);
     expect(p.isUnstable('g', 'orders', 0)).to.equal(false);
 
     const aborted = p.start(7, [key('g', 0)]);
     p.marker(7, 70, false);
-    const out = p.finish(aborted, { baseOffset: 69, values: [at(5, 69)] });
+    const out = p.finish(aborted, { baseOffset: 69, values: [{ ...key('g', 0), value: at(5, 69) }] });
     expect(out.committed).to.deep.equal([]);
     expect([...out.groups]).to.deep.equal(['g']);
     expect(p.isUnstable('g', 'orders', 0)).to.equal(false);
@@ -79,7 +84,7 @@ describe('pending transactional offsets', () => {
     // Landed after the marker: the producer's next transaction.
     const next = p.start(7, [key('g', 0)]);
     p.marker(7, 80, true);
-    expect(p.finish(next, { baseOffset: 81, values: [at(6, 81)] }).committed).to.deep.equal([]);
+    expect(p.finish(next, { baseOffset: 81, values: [{ ...key('g', 0), value: at(6, 81) }] }).committed).to.deep.equal([]);
     expect(p.isUnstable('g', 'orders', 0)).to.equal(true);
   });
 });

@@ -253,6 +253,27 @@ describe('transaction coordinator (in-process, real replica managers)', function
     expect(coordinator(1).transaction(TXN)).to.equal(undefined);
   });
 
+  it('forgets an id idle past transactional.id.expiration.ms (a tombstone the next coordinator reads too); an open one stays', async () => {
+    cluster.publish([{ type: 'config', v: 1, resourceType: 'cluster', resourceName: '', name: 'transactional.id.expiration.ms', value: '15000' }]);
+    createStateTopic(1);
+    await active(1);
+    await init(1);
+    const open = await within('init', coordinator(1).initProducerId({ transactionalId: 'open-one', transactionTimeoutMs: 900_000, producerId: -1, producerEpoch: -1 }));
+    await within('add', coordinator(1).addPartitionsToTxn({ transactionalId: 'open-one', producerId: open.producerId, producerEpoch: open.producerEpoch, topics: [{ name: 'orders', partitions: [0] }], verifyOnly: false }));
+    schedulers.get(1)!.advance(CLEANUP_INTERVAL_MS);
+    expect(coordinator(1).transaction(TXN), 'idle for 10 s only').to.not.equal(undefined);
+    schedulers.get(1)!.advance(CLEANUP_INTERVAL_MS);
+    await until(1, 'the id to expire', () => coordinator(1).transaction(TXN) === undefined);
+    expect(coordinator(1).describeTransactions({ transactionalIds: [TXN] }).transactionStates[0]!.errorCode).to.equal(Errors.TRANSACTIONAL_ID_NOT_FOUND.code);
+    expect(coordinator(1).transaction('open-one')?.state).to.equal('Ongoing');
+    cluster.changePartition(STATE_ID, 0, { leader: 2 });
+    await active(2);
+    expect(coordinator(2).transaction(TXN)).to.equal(undefined);
+    expect(coordinator(2).transaction('open-one')?.state).to.equal('Ongoing');
+    // A new InitProducerId starts the id over with a fresh producer id.
+    expect((await init(2)).producerEpoch).to.equal(0);
+  });
+
   it('AddOffsetsToTxn adds the group\'s __consumer_offsets partition', async () => {
     createStateTopic(1);
     await active(1);
@@ -269,7 +290,7 @@ describe('transaction coordinator (in-process, real replica managers)', function
     await active(1);
     const p = await init(1);
     const res = await coordinator(1).addPartitionsToTxn({ transactionalId: TXN, ...p, topics: [{ name: 'orders', partitions: [0, 9] }, { name: 'nope', partitions: [0] }], verifyOnly: false });
-    expect(res.results.map((t) => t.partitions.map((r) => r.errorCode))).to.deep.equal([[Errors.INVALID_TXN_STATE.code, Errors.UNKNOWN_TOPIC_OR_PARTITION.code], [Errors.UNKNOWN_TOPIC_OR_PARTITION.code]]);
+    expect(res.results.map((t) => t.partitions.map((r) => r.errorCode))).to.deep.equal([[Errors.OPERATION_NOT_ATTEMPTED.code, Errors.UNKNOWN_TOPIC_OR_PARTITION.code], [Errors.UNKNOWN_TOPIC_OR_PARTITION.code]]);
     expect(coordinator(1).transaction(TXN)?.state).to.equal('Empty');
     const a = coordinator(1).addPartitionsToTxn({ transactionalId: TXN, ...p, topics: [{ name: 'orders', partitions: [0] }], verifyOnly: false });
     const b = await coordinator(1).endTxn({ transactionalId: TXN, ...p, committed: true, bumpEpoch: true });
