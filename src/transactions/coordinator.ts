@@ -364,9 +364,9 @@ export class TransactionCoordinator implements TransactionOps {
       }),
     }));
     const whole = (r: Refusal): AddPartitionsToTxnResponse => ({ ...answerOf(r), results: results(() => r) });
+    const found = this.lookup(req.transactionalId);
+    if ('error' in found) return whole(found);
     if (req.verifyOnly) {
-      const found = this.lookup(req.transactionalId);
-      if ('error' in found) return whole(found);
       const meta = found.shard.txns.get(req.transactionalId)?.meta;
       return { errorCode: 0, errorMessage: null, results: results((p) => verifyPartition(meta, req, p)) };
     }

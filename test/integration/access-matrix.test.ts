@@ -75,6 +75,12 @@ import { describeClientQuotas } from '../../src/protocol/kafka/apis/describe-cli
 import { alterClientQuotas } from '../../src/protocol/kafka/apis/alter-client-quotas/schema.js';
 import { describeUserScramCredentials } from '../../src/protocol/kafka/apis/describe-user-scram-credentials/schema.js';
 import { alterUserScramCredentials } from '../../src/protocol/kafka/apis/alter-user-scram-credentials/schema.js';
+import { addPartitionsToTxn } from '../../src/protocol/kafka/apis/add-partitions-to-txn/schema.js';
+import { addOffsetsToTxn } from '../../src/protocol/kafka/apis/add-offsets-to-txn/schema.js';
+import { endTxn } from '../../src/protocol/kafka/apis/end-txn/schema.js';
+import { txnOffsetCommit } from '../../src/protocol/kafka/apis/txn-offset-commit/schema.js';
+import { describeTransactions } from '../../src/protocol/kafka/apis/describe-transactions/schema.js';
+import { listTransactions } from '../../src/protocol/kafka/apis/list-transactions/schema.js';
 import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { AclOperation as Op, AclPermission, MATCH_ALL_FILTER, PatternType, ResourceType, type AclBinding } from '../../src/security/acl.js';
 import { Errors, SluiceError } from '../../src/util/errors.js';
@@ -83,6 +89,7 @@ const OK = 0;
 const TOPIC = Errors.TOPIC_AUTHORIZATION_FAILED.code;
 const GROUP = Errors.GROUP_AUTHORIZATION_FAILED.code;
 const CLUSTER = Errors.CLUSTER_AUTHORIZATION_FAILED.code;
+const TXN = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code;
 const SASL_FAILED = Errors.SASL_AUTHENTICATION_FAILED.code;
 const ILLEGAL_SASL = Errors.ILLEGAL_SASL_STATE.code;
 const UNKNOWN_MEMBER = Errors.UNKNOWN_MEMBER_ID.code;
@@ -216,6 +223,56 @@ const retentionFor = (who: Who): string => (who === 'admin' ? '222222' : who ===
 const own = (proto: Proto, prefix: string, who: Who | 'keep'): string => `${prefix}-${P(proto)}-${who}`;
 /** What a refused delete names: a resource kept for the check. */
 const target = (proto: Proto, prefix: string, who: Who): string => own(proto, prefix, refusedWho(who) ? 'keep' : who);
+
+// ---- transactions: alice holds All on the transactional ids x-*; each identity uses its own id per row
+const TXN_TOPIC = 't-txn';
+const txnId = (proto: Proto, who: Who, row: string): string => `x-${P(proto)}-${who}-${row}`;
+/** Coordinator answers a client retries: the coordinator loading, an earlier transaction of the id still completing. */
+const TXN_RETRIABLE: readonly number[] = [Errors.COORDINATOR_LOAD_IN_PROGRESS.code, Errors.CONCURRENT_TRANSACTIONS.code, Errors.COORDINATOR_NOT_AVAILABLE.code];
+const TXN_RETRY_MS = 20_000;
+/**
+ * A request retried (bounded, on the harness's waitFor) while it answers a
+ * retriable coordinator code; then its last answer. A failed request (the
+ * connection closed) fails at once, not retried.
+ */
+async function retried(send: () => Promise<Struct>, codeOf: (r: Struct) => number = code): Promise<Struct> {
+  let last: Struct | undefined;
+  let failed: { err: unknown } | undefined;
+  try {
+    await waitFor('a coordinator answer that is not retriable', async () => {
+      try {
+        last = await send();
+      } catch (err) {
+        failed = { err };
+        return true;
+      }
+      return TXN_RETRIABLE.includes(codeOf(last)) ? undefined : true;
+    }, { timeoutMs: TXN_RETRY_MS, intervalMs: 50 });
+  } catch (err) {
+    if (last === undefined) throw err;
+  }
+  if (failed) throw failed.err;
+  return last!;
+}
+interface TxnProducer { readonly producerId: number; readonly producerEpoch: number }
+/** The privileged identities start a producer of their id first; the refused ones name an arbitrary producer (never reached). */
+async function txnProducer(who: Who, init: () => Promise<Struct>): Promise<TxnProducer | number> {
+  if (refusedWho(who)) return { producerId: 0, producerEpoch: 0 };
+  const r = await retried(init);
+  return code(r) !== OK ? code(r) : { producerId: r.producerId as number, producerEpoch: r.producerEpoch as number };
+}
+const wholeCode = (r: Struct): number => (r.errorCode as number | undefined) ?? OK;
+const wsInit = (raw: Ws['raw'], id: string) => () => raw(ApiKey.InitProducerId, { transactionalId: id, transactionTimeoutMs: 60_000 });
+const kInit = (c: RawKafkaClient, id: string) => () => c.request(initProducerId, 4, { transactionalId: id, transactionTimeoutMs: 60_000, producerId: -1, producerEpoch: -1 });
+const wsAdd = (raw: Ws['raw'], id: string, p: TxnProducer): Promise<Struct> => retried(() => raw(ApiKey.AddPartitionsToTxn, { transactionalId: id, ...p, topics: [{ name: TXN_TOPIC, partitions: [0] }] }),
+  (r) => (wholeCode(r) !== OK ? wholeCode(r) : code(first(first(r.results).partitions))));
+const wsAddCode = (r: Struct): number => (wholeCode(r) !== OK ? wholeCode(r) : code(first(first(r.results).partitions)));
+const kAdd = (c: RawKafkaClient, id: string, p: TxnProducer): Promise<Struct> => retried(() => c.request(addPartitionsToTxn, 3, {
+  v3AndBelowTransactionalId: id, v3AndBelowProducerId: p.producerId, v3AndBelowProducerEpoch: p.producerEpoch, v3AndBelowTopics: [{ name: TXN_TOPIC, partitions: [0] }],
+}), (r) => first(first(r.resultsByTopicV3AndBelow).resultsByPartition).partitionErrorCode as number);
+const kAddCode = (r: Struct): number => first(first(r.resultsByTopicV3AndBelow).resultsByPartition).partitionErrorCode as number;
+/** Each identity's group for its transactional offsets. */
+const txnGroup = (proto: Proto, who: Who): string => `g-txn-${P(proto)}-${who}`;
 
 const ROWS: readonly Row[] = [
   // ------------------------------------------------------------ data plane
@@ -535,6 +592,107 @@ const ROWS: readonly Row[] = [
     })).results)),
     unchanged: async (proto) => expect((await scramUsers()).filter((u) => u.startsWith(`u-${P(proto)}-`))).to.deep.equal(allowedNames(proto, 'u').sort()),
   },
+  // ------------------------------------------------------------ transactions (Kafka's rules: Write on the transactional id, then the group and topics)
+  {
+    key: ApiKey.AddPartitionsToTxn, bob: TXN,
+    ws: async ({ raw }, who) => {
+      const id = txnId('ws', who, 'ap');
+      const p = await txnProducer(who, wsInit(raw, id));
+      return typeof p === 'number' ? p : wsAddCode(await wsAdd(raw, id, p));
+    },
+    kafka: async (c, who) => {
+      const id = txnId('kafka', who, 'ap');
+      const p = await txnProducer(who, kInit(c, id));
+      return typeof p === 'number' ? p : kAddCode(await kAdd(c, id, p));
+    },
+  },
+  {
+    key: ApiKey.AddOffsetsToTxn, bob: TXN,
+    ws: async ({ raw }, who) => {
+      const id = txnId('ws', who, 'ao');
+      const p = await txnProducer(who, wsInit(raw, id));
+      return typeof p === 'number' ? p : wholeCode(await retried(() => raw(ApiKey.AddOffsetsToTxn, { transactionalId: id, ...p, groupId: txnGroup('ws', who) })));
+    },
+    kafka: async (c, who) => {
+      const id = txnId('kafka', who, 'ao');
+      const p = await txnProducer(who, kInit(c, id));
+      return typeof p === 'number' ? p : code(await retried(() => c.request(addOffsetsToTxn, 3, { transactionalId: id, ...p, groupId: txnGroup('kafka', who) })));
+    },
+  },
+  {
+    // The privileged cells open a transaction on t-txn and abort it.
+    key: ApiKey.EndTxn, bob: TXN,
+    ws: async ({ raw }, who) => {
+      const id = txnId('ws', who, 'end');
+      const p = await txnProducer(who, wsInit(raw, id));
+      if (typeof p === 'number') return p;
+      if (!refusedWho(who) && wsAddCode(await wsAdd(raw, id, p)) !== OK) return 'AddPartitionsToTxn failed';
+      return wholeCode(await retried(() => raw(ApiKey.EndTxn, { transactionalId: id, ...p, committed: false, bumpEpoch: true })));
+    },
+    kafka: async (c, who) => {
+      const id = txnId('kafka', who, 'end');
+      const p = await txnProducer(who, kInit(c, id));
+      if (typeof p === 'number') return p;
+      if (!refusedWho(who) && kAddCode(await kAdd(c, id, p)) !== OK) return 'AddPartitionsToTxn failed';
+      return code(await retried(() => c.request(endTxn, 3, { transactionalId: id, ...p, committed: false })));
+    },
+  },
+  {
+    // A coordinator's request to a partition leader: ClusterAction (alice's Alter on the cluster is not it). An empty request is served.
+    key: ApiKey.WriteTxnMarkers, bob: CLUSTER, alice: CLUSTER,
+    ws: async ({ raw }) => wholeCode(await raw(ApiKey.WriteTxnMarkers, { markers: [] })),
+  },
+  {
+    // The privileged cells add their group's offsets to a transaction and commit an offset in it (pending until EndTxn).
+    key: ApiKey.TxnOffsetCommit, bob: TXN,
+    ws: async ({ raw }, who) => {
+      const id = txnId('ws', who, 'toc');
+      const group = txnGroup('ws', who);
+      const p = await txnProducer(who, wsInit(raw, id));
+      if (typeof p === 'number') return p;
+      if (!refusedWho(who) && wholeCode(await retried(() => raw(ApiKey.AddOffsetsToTxn, { transactionalId: id, ...p, groupId: group }))) !== OK) return 'AddOffsetsToTxn failed';
+      const r = await retried(() => raw(ApiKey.TxnOffsetCommit, {
+        transactionalId: id, groupId: group, ...p, generationId: -1, memberId: '', groupInstanceId: null,
+        topics: [{ name: TOPIC_NAME, partitions: [{ partition: 0, committedOffset: 1, committedLeaderEpoch: -1, metadata: null }] }],
+      }), (x) => (wholeCode(x) !== OK ? wholeCode(x) : code(first(first(x.topics).partitions))));
+      return wholeCode(r) !== OK ? wholeCode(r) : code(first(first(r.topics).partitions));
+    },
+    kafka: async (c, who) => {
+      const id = txnId('kafka', who, 'toc');
+      const group = txnGroup('kafka', who);
+      const p = await txnProducer(who, kInit(c, id));
+      if (typeof p === 'number') return p;
+      if (!refusedWho(who) && code(await retried(() => c.request(addOffsetsToTxn, 3, { transactionalId: id, ...p, groupId: group }))) !== OK) return 'AddOffsetsToTxn failed';
+      const r = await retried(() => c.request(txnOffsetCommit, 3, {
+        transactionalId: id, groupId: group, ...p, generationId: -1, memberId: '', groupInstanceId: null,
+        topics: [{ name: TOPIC_NAME, partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      }), (x) => code(first(first(x.topics).partitions)));
+      return code(first(first(r.topics).partitions));
+    },
+    unchanged: async (proto) => {
+      for (const w of WHO.filter(refusedWho)) expect(await committed(txnGroup(proto, w)), txnGroup(proto, w)).to.equal(-1);
+    },
+  },
+  {
+    // The ids the AddPartitionsToTxn row began (Ongoing); bob may not describe his.
+    key: ApiKey.DescribeTransactions, bob: TXN,
+    ws: async ({ raw }, who) => servedAs(Errors.TRANSACTIONAL_ID_NOT_FOUND.code)(code(first((await raw(ApiKey.DescribeTransactions, { transactionalIds: [txnId('ws', who, 'ap')] })).transactionStates))),
+    kafka: async (c, who) => servedAs(Errors.TRANSACTIONAL_ID_NOT_FOUND.code)(code(first((await c.request(describeTransactions, 0, { transactionalIds: [txnId('kafka', who, 'ap')] })).transactionStates))),
+  },
+  {
+    // Bob's listing is empty (he may describe no id); alice's holds only x-* ids, and some.
+    key: ApiKey.ListTransactions, bob: OK,
+    ws: async ({ raw }, who) => {
+      const r = await raw(ApiKey.ListTransactions, {});
+      const ids = (r.transactionStates as Struct[] | undefined ?? []).map((t) => t.transactionalId as string);
+      return wholeCode(r) !== OK ? wholeCode(r) : (who === 'bob') === (ids.length === 0) && ids.every((id) => id.startsWith('x-')) ? OK : `listed ${ids.join(',')}`;
+    },
+    kafka: async (c, who) => {
+      const r = await c.request(listTransactions, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1 });
+      const ids = (r.transactionStates as Struct[]).map((t) => t.transactionalId as string);
+      return code(r) !== OK ? code(r) : (who === 'bob') === (ids.length === 0) && ids.every((id) => id.startsWith('x-')) ? OK : `listed ${ids.join(',')}`;
+    },
+  },
   // ------------------------------------------------------------ the nodes' own APIs: ClusterAction, then NOT_CONTROLLER (a broker listener does not serve them)
   ...[ApiKey.ControlledShutdown, ApiKey.AlterPartition, ApiKey.BrokerRegistration, ApiKey.BrokerHeartbeat].map((key): Row => ({
     key, bob: CLUSTER, alice: CLUSTER, admin: Errors.NOT_CONTROLLER.code,
@@ -625,6 +783,30 @@ const UNKNOWN_NAMES: ReadonlyArray<{ readonly api: string; readonly want: number
     api: 'OffsetDelete', want: GROUP,
     ws: async ({ raw }) => code(await raw(ApiKey.OffsetDelete, { groupId: 'g-nope', topics: [{ name: TOPIC_NAME, partitions: [0] }] })),
     kafka: async (c) => code(await c.request(offsetDelete, 0, { groupId: 'g-nope', topics: [{ name: TOPIC_NAME, partitions: [{ partitionIndex: 0 }] }] })),
+  },
+];
+
+/**
+ * The transactional forms of APIs whose rows test their other form: bob
+ * (no ACL on any transactional id) is refused TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+ * and writes nothing; alice (All on x-*) is served.
+ */
+const TXN_FORMS: ReadonlyArray<{ readonly api: string; readonly ws: (c: Ws, who: 'alice' | 'bob') => Promise<Outcome>; readonly kafka: (c: RawKafkaClient, who: 'alice' | 'bob') => Promise<Outcome> }> = [
+  {
+    api: 'FindCoordinator key type 1',
+    ws: async ({ raw }, who) => code(await raw(ApiKey.FindCoordinator, { key: txnId('ws', who, 'fc'), keyType: 1 })),
+    kafka: async (c, who) => code(first((await c.request(findCoordinator, 4, { keyType: 1, coordinatorKeys: [txnId('kafka', who, 'fc')] })).coordinators)),
+  },
+  {
+    api: 'InitProducerId with a transactional id',
+    ws: async ({ raw }, who) => code(await retried(wsInit(raw, txnId('ws', who, 'init')))),
+    kafka: async (c, who) => code(await retried(kInit(c, txnId('kafka', who, 'init')))),
+  },
+  {
+    // A plain batch naming a transactional id: the id's Write is checked before anything (bob: every partition refused, nothing appended).
+    api: 'Produce with a transactional id',
+    ws: async ({ raw }, who) => (who === 'alice' ? OK : code(first(first((await raw(ApiKey.Produce, { transactionalId: txnId('ws', who, 'p'), acks: -1, timeoutMs: 5000, topics: [{ name: TXN_TOPIC, partitions: [{ partition: 0, records: batch(who) }] }] })).topics).partitions))),
+    kafka: async (c, who) => (who === 'alice' ? OK : code(first(first((await c.request(produce, 9, { transactionalId: txnId('kafka', who, 'p'), acks: -1, timeoutMs: 5000, topicData: [{ name: TXN_TOPIC, partitionData: [{ index: 0, records: batch(who) }] }] })).responses).partitionResponses))),
   },
 ];
 
@@ -719,7 +901,7 @@ describe('access matrix: every API × six identities on both protocols (real nod
       }
     }, { timeoutMs: 60_000, intervalMs: 250 });
     const topics = [
-      TOPIC_NAME, 't-p-ws', 't-p-k', 't-del-ws', 't-del-k', 't-cp-ws', 't-cp-k', 't-ac-ws', 't-ac-k', 't-iac-k',
+      TOPIC_NAME, TXN_TOPIC, 't-p-ws', 't-p-k', 't-del-ws', 't-del-k', 't-cp-ws', 't-cp-k', 't-ac-ws', 't-ac-k', 't-iac-k',
       ...(['ws', 'kafka'] as const).flatMap((p) => ['keep', 'admin', 'alice'].map((w) => `t-dt-${P(p)}-${w}`)),
     ];
     try {
@@ -730,14 +912,20 @@ describe('access matrix: every API × six identities on both protocols (real nod
         acl('User:alice', ResourceType.TOPIC, 't-', PatternType.PREFIXED, Op.ALL),
         acl('User:alice', ResourceType.GROUP, 'g-', PatternType.PREFIXED, Op.ALL),
         acl('User:alice', ResourceType.CLUSTER, 'kafka-cluster', PatternType.LITERAL, Op.ALTER),
+        acl('User:alice', ResourceType.TRANSACTIONAL_ID, 'x-', PatternType.PREFIXED, Op.ALL),
         ...(['ws', 'kafka'] as const).flatMap((p) => ['keep', 'admin', 'alice'].map((w) => acl(`User:${own(p, 'y', w as Who | 'keep')}`, ResourceType.TOPIC, 'y', PatternType.LITERAL, Op.READ))),
       ]);
     } finally {
       await client.close();
     }
     admin = ((await login('ws', 'admin')) as Ws).c;
+    // One __transaction_state partition on this one node, before the first FindCoordinator of a transactional id creates it.
+    const conf = await admin.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'transaction.state.log.num.partitions': '1' } }] });
+    expect(code(conf.resources[0])).to.equal(OK);
     // The group coordinator is up once __consumer_offsets has a leader.
     await waitFor('the group coordinator', async () => (await admin.findCoordinator('g-1').catch(() => ({ errorCode: -1 }))).errorCode === 0 || undefined, { timeoutMs: 30_000, intervalMs: 200 });
+    const adminLink = ((await connectionOf('ws', 'admin', false)) as Ws).raw;
+    await waitFor('the transaction coordinator', async () => code(await adminLink(ApiKey.FindCoordinator, { key: 'x-probe', keyType: 1 })) === OK || undefined, { timeoutMs: 30_000, intervalMs: 200 });
     await waitFor('leaders of the test topics', async () => (await admin.metadata(topics)).topics.every((t) => t.errorCode === 0 && t.partitions.every((p) => p.leader >= 0)) || undefined, { timeoutMs: 30_000, intervalMs: 100 });
     // Three records to delete from, committed offsets for the groups to delete (and to keep).
     for (const t of ['t-del-ws', 't-del-k']) {
@@ -801,6 +989,23 @@ describe('access matrix: every API × six identities on both protocols (real nod
       }
       expect(got).to.deep.equal(want);
       expect(await topicCode(NOPE), 'nothing created').to.equal(Errors.UNKNOWN_TOPIC_OR_PARTITION.code);
+    });
+  }
+
+  for (const proto of ['ws', 'kafka'] as const) {
+    it(`${proto}: the transactional forms need the transactional id (${TXN_FORMS.map((f) => f.api).join(', ')}): bob refused, alice served`, async () => {
+      const before = await endOffset(TXN_TOPIC);
+      const got: Record<string, Outcome> = {};
+      const want: Record<string, Outcome> = {};
+      for (const who of ['alice', 'bob'] as const) {
+        const c = await connectionOf(proto, who, false);
+        for (const f of TXN_FORMS) {
+          got[`${who} ${f.api}`] = await (proto === 'ws' ? f.ws(c as Ws, who) : f.kafka(c as RawKafkaClient, who));
+          want[`${who} ${f.api}`] = who === 'alice' ? OK : TXN;
+        }
+      }
+      expect(got).to.deep.equal(want);
+      expect(await endOffset(TXN_TOPIC), 'bob\'s produce wrote nothing').to.equal(before);
     });
   }
 

@@ -109,7 +109,8 @@ export async function startOrSkip(ctx: Mocha.Context): Promise<KafkaTarget> {
 export const API_KEYS = {
   Produce: 0, Fetch: 1, ListOffsets: 2, Metadata: 3, OffsetCommit: 8, OffsetFetch: 9, FindCoordinator: 10,
   JoinGroup: 11, Heartbeat: 12, LeaveGroup: 13, SyncGroup: 14, DescribeGroups: 15, ListGroups: 16, ApiVersions: 18,
-  CreateTopics: 19, DeleteTopics: 20, InitProducerId: 22, OffsetForLeaderEpoch: 23, DescribeConfigs: 32,
+  CreateTopics: 19, DeleteTopics: 20, InitProducerId: 22, OffsetForLeaderEpoch: 23,
+  AddPartitionsToTxn: 24, AddOffsetsToTxn: 25, EndTxn: 26, TxnOffsetCommit: 28, DescribeConfigs: 32,
   CreatePartitions: 37, DeleteGroups: 42, IncrementalAlterConfigs: 44, AlterPartitionReassignments: 45,
   ListPartitionReassignments: 46, DescribeCluster: 60,
 } as const;

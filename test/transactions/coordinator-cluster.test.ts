@@ -1,7 +1,7 @@
 // The transaction coordinator on a real 3-node cluster (combined nodes on
 // loopback), driven with the raw transaction protocol over WebSocket links:
 // FindCoordinator (key type 1) creates __transaction_state; a producer inits,
-// adds two partitions, writes a transactional batch to each leader (which
+// adds three partitions, writes a transactional batch to each leader (which
 // verifies it with the coordinator, KIP-890 — in-process or over the
 // inter-broker link), commits with bumpEpoch, and a read_committed fetch sees
 // the records once the markers land (markers sent locally and over the
@@ -28,6 +28,8 @@ import { brokerUrls, Connections, connect, connectLink, startBrokerCluster, wait
 const TXN = 'transfers';
 const TOPIC = 'accounts';
 const STATE_PARTITIONS = 3;
+/** One per broker (the controller spreads leaders): some leaders are not the coordinator, so markers and KIP-890 checks cross brokers. */
+const PARTITIONS = [0, 1, 2];
 const TXN_TIMEOUT_MS = 4_000;
 const FAILOVER_MS = 60_000;
 const REQUEST_MS = 10_000;
@@ -107,15 +109,15 @@ describe('transaction coordinator on a real 3-node cluster', function () {
     return res.topics[0]!.partitions[0]!;
   }
 
-  it('commits across two partitions, then finishes a transaction whose coordinator was SIGKILLed', async () => {
+  it('commits across three partitions (led by the coordinator and by others), then finishes a transaction whose coordinator was SIGKILLed', async () => {
     const admin = await connect(cluster.brokerUrls[0]!);
     try {
       const set = { 'transaction.state.log.num.partitions': String(STATE_PARTITIONS), 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '500' };
       const altered = await admin.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set }] });
       expect(altered.resources[0]!.errorCode).to.equal(0);
-      const created = await admin.admin(ApiKey.CreateTopics, { topics: [{ name: TOPIC, numPartitions: 2, replicationFactor: 3 }] });
+      const created = await admin.admin(ApiKey.CreateTopics, { topics: [{ name: TOPIC, numPartitions: 3, replicationFactor: 3 }] });
       expect(created.topics[0]!.errorCode).to.equal(0);
-      for (const url of cluster.brokerUrls) await waitForFullIsr(await conns.get(url), TOPIC, 2);
+      for (const url of cluster.brokerUrls) await waitForFullIsr(await conns.get(url), TOPIC, PARTITIONS.length);
     } finally {
       admin.close();
     }
@@ -131,14 +133,16 @@ describe('transaction coordinator on a real 3-node cluster', function () {
     expect((await produce(p, 0, 0, 'unverified')).errorCode).to.not.equal(0);
 
     // ---- transaction 1: both partitions, committed.
-    const add = (q: Producer) => retrying('AddPartitionsToTxn', () => call<AddPartitionsToTxnResponse>(first.url, ApiKey.AddPartitionsToTxn, { transactionalId: TXN, ...q, topics: [{ name: TOPIC, partitions: [0, 1] }] }));
+    const add = (q: Producer) => retrying('AddPartitionsToTxn', () => call<AddPartitionsToTxnResponse>(first.url, ApiKey.AddPartitionsToTxn, { transactionalId: TXN, ...q, topics: [{ name: TOPIC, partitions: PARTITIONS }] }));
     const added = await add(p);
-    expect(added.results[0]!.partitions.map((r) => r.errorCode)).to.deep.equal([0, 0]);
-    expect((await produce(p, 0, 0, 'debit-1')).errorCode).to.equal(0);
-    expect((await produce(p, 1, 0, 'credit-1')).errorCode).to.equal(0);
+    expect(added.results[0]!.partitions.map((r) => r.errorCode)).to.deep.equal([0, 0, 0]);
+    const leaders = await Promise.all(PARTITIONS.map(async (partition) => (await leaderUrl(partition))));
+    expect(leaders.some((url) => url !== first.url), 'a partition led by another broker than the coordinator').to.equal(true);
+    expect(leaders.some((url) => url === first.url), 'a partition led by the coordinator').to.equal(true);
+    for (const partition of PARTITIONS) expect((await produce(p, partition, 0, `transfer-1-${partition}`)).errorCode, `acct-${partition}`).to.equal(0);
     const ended = await retrying('EndTxn', () => call<EndTxnResponse>(first.url, ApiKey.EndTxn, { transactionalId: TXN, ...p, committed: true, bumpEpoch: true }));
     expect(ended).to.include({ errorCode: 0, producerId: p.producerId, producerEpoch: p.producerEpoch + 1 });
-    for (const partition of [0, 1]) {
+    for (const partition of PARTITIONS) {
       await waitFor(`committed records of ${TOPIC}-${partition}`, async () => (await readCommitted(partition)).lastStableOffset === 2, { timeoutMs: FAILOVER_MS, intervalMs: 100 });
       expect((await readCommitted(partition)).abortedTransactions ?? []).to.deep.equal([]);
     }
@@ -146,8 +150,7 @@ describe('transaction coordinator on a real 3-node cluster', function () {
     // ---- transaction 2: left open, then its coordinator is killed.
     const q: Producer = { producerId: ended.producerId, producerEpoch: ended.producerEpoch };
     await add(q);
-    expect((await produce(q, 0, 0, 'debit-2')).errorCode).to.equal(0);
-    expect((await produce(q, 1, 0, 'credit-2')).errorCode).to.equal(0);
+    for (const partition of PARTITIONS) expect((await produce(q, partition, 0, `transfer-2-${partition}`)).errorCode).to.equal(0);
     expect((await readCommitted(0)).lastStableOffset, 'the open transaction holds the LSO').to.equal(2);
     await cluster.node(first.nodeId).kill('SIGKILL');
     const second = await findCoordinator(first.nodeId);
@@ -157,7 +160,7 @@ describe('transaction coordinator on a real 3-node cluster', function () {
       return t && t.errorCode === 0 && t.transactionState === 'CompleteAbort' ? t : undefined;
     }, { timeoutMs: FAILOVER_MS, intervalMs: 200 });
     expect(described.producerEpoch, 'aborted with an epoch bump').to.equal(q.producerEpoch + 1);
-    for (const partition of [0, 1]) {
+    for (const partition of PARTITIONS) {
       const r = await waitFor(`the abort marker on ${TOPIC}-${partition}`, async () => {
         const f = await readCommitted(partition).catch(() => null);
         return f && f.errorCode === 0 && f.lastStableOffset === 4 ? f : undefined;

@@ -13,6 +13,7 @@ import { expect } from 'chai';
 import { TestCluster, waitFor, within } from '../replication/replica-harness.js';
 import { TransactionCoordinator } from '../../src/transactions/coordinator.js';
 import { markerChannel } from '../../src/transactions/markers.js';
+import { txnKey } from '../../src/transactions/records.js';
 import { TransactionVerifier } from '../../src/transactions/verifier.js';
 import type { InterBrokerCalls } from '../../src/transactions/broker-links.js';
 import { coordinatorPartition } from '../../src/groups/placement.js';
@@ -272,6 +273,23 @@ describe('transaction coordinator (in-process, real replica managers)', function
     expect(coordinator(2).transaction('open-one')?.state).to.equal('Ongoing');
     // A new InitProducerId starts the id over with a fresh producer id.
     expect((await init(2)).producerEpoch).to.equal(0);
+  });
+
+  it('a load skips records it cannot read and keeps the rest', async () => {
+    createStateTopic(1);
+    await active(1);
+    const p = await init(1);
+    const junk = encodeRecordBatch({ records: [
+      { key: Buffer.from('not msgpack \xc1'), value: Buffer.from('x'), timestamp: 1 },
+      { key: txnKey('ghost'), value: Buffer.from([0x93, 1, 2, 3]), timestamp: 1 },
+      { key: null, value: Buffer.from('no key'), timestamp: 1 },
+    ] });
+    const res = await cluster.node(1).rm.produce({ acks: -1, timeoutMs: 5_000, topics: [{ name: TRANSACTION_STATE_TOPIC, partitions: [{ partition: 0, records: asBuffer(junk) }] }] });
+    expect(res.topics[0]!.partitions[0]!.errorCode).to.equal(0);
+    cluster.changePartition(STATE_ID, 0, { leader: 2 });
+    await active(2);
+    expect(coordinator(2).transaction(TXN)).to.include({ state: 'Empty', producerId: p.producerId });
+    expect(coordinator(2).transaction('ghost')).to.equal(undefined);
   });
 
   it('AddOffsetsToTxn adds the group\'s __consumer_offsets partition', async () => {

@@ -14,7 +14,9 @@
 //   partition, KIP-890 part 1); with an authorizer the id needs Write, else
 //   every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is
 //   appended (access-control.ts). TRANSACTION_ABORTABLE is INVALID_TXN_STATE
-//   before v11 (txn-kit.ts).
+//   before v11, and PRODUCER_FENCED (the coordinator's answer to the
+//   leader's verification of a fenced producer) INVALID_PRODUCER_EPOCH at
+//   every version, as Kafka's leader answers it (txn-kit.ts).
 // - Null records: CORRUPT_MESSAGE for that partition.
 // - v10+: partitions answered NOT_LEADER_OR_FOLLOWER carry the current
 //   leader, and nodeEndpoints its address (leader-hints.ts).
@@ -31,7 +33,9 @@ import { clientCode } from './txn-kit.js';
 interface PartitionData { readonly index: number; readonly records: Buffer | null }
 interface TopicData { readonly name: string; readonly partitionData: readonly PartitionData[] }
 
-const CODES = { abortable: 11 };
+// No Produce version knows PRODUCER_FENCED: Kafka's leader answers a fenced transactional write INVALID_PRODUCER_EPOCH
+// (its AddPartitionsToTxnManager maps the coordinator's verification answer), which every client handles as fencing.
+const CODES = { producerFenced: Number.POSITIVE_INFINITY, abortable: 11 };
 
 function everyPartition(req: Struct, errorCode: number, errorMessage: string): Struct {
   return {

@@ -2,6 +2,11 @@
 //
 //   java -cp LIB/*:CLASSES sluice.interop.Interop produce --bootstrap B --topic T --count N [--prefix P]
 //   java -cp LIB/*:CLASSES sluice.interop.Interop consume --bootstrap B --topic T --group G [--count N] [--max-ms MS]
+//        [--isolation read_committed|read_uncommitted]
+//   java -cp LIB/*:CLASSES sluice.interop.Interop txn-produce --bootstrap B --topic T --txn-id X --count TXNS [--per K] [--abort-every A]
+//        [--partitions P]
+//   java -cp LIB/*:CLASSES sluice.interop.Interop txn-fence --bootstrap B --topic T --txn-id X
+//   java -cp LIB/*:CLASSES sluice.interop.Interop txn-copy --bootstrap B --topic IN --to OUT --group G --txn-id X --count N [--max-ms MS]
 //
 // produce uses KafkaProducer with its default settings (idempotence on,
 // acks=all): only the bootstrap list and serializers are set. Record i has key
@@ -11,7 +16,21 @@
 // cooperative-sticky assignor) that reads from the earliest offset, commits
 // synchronously after each poll, and stops after --count records, when stdin
 // closes, or after --max-ms; then it commits, prints the committed offsets and
-// leaves the group. Every result is one JSON object per line on stdout with an
+// leaves the group (--isolation sets isolation.level; default the client's,
+// read_uncommitted).
+// Transactions (issue 18), each with KafkaProducer's transactional.id set:
+// txn-produce runs --count transactions of --per records (value
+// "<prefix>-<t>-<j>"); every --abort-every-th one (t % A == A - 1) is aborted,
+// the others committed; one "txn" event per transaction. txn-fence starts a
+// transaction as producer 1, writes one record ("zombie-0"), then producer 2
+// initialises the same transactional.id, which fences producer 1; producer 1's
+// next write and commit must fail ("fenced" event with the exception class),
+// and producer 2 commits "fresh-0". txn-copy is exactly-once read-process-
+// write: a read_committed group member copies each record of IN to OUT
+// (value "copy-<value>") in one transaction per poll, with its offsets sent
+// to the transaction (sendOffsetsToTransaction with the consumer's group
+// metadata, KIP-447), until --count records are copied or stdin closes.
+// Every result is one JSON object per line on stdout with an
 // "event" field; diagnostics go to stderr. Exit status 0 on success, 1 on error.
 package sluice.interop;
 
@@ -47,12 +66,15 @@ public final class Interop {
   static final long BASE_TIMESTAMP_MS = 1_700_000_000_000L;
 
   public static void main(String[] args) throws Exception {
-    if (args.length < 1) fail("usage: Interop produce|consume --bootstrap B --topic T ...");
+    if (args.length < 1) fail("usage: Interop produce|consume|txn-produce|txn-fence|txn-copy --bootstrap B --topic T ...");
     Map<String, String> o = parse(args);
     try {
       switch (args[0]) {
         case "produce": produce(o); break;
         case "consume": consume(o); break;
+        case "txn-produce": txnProduce(o); break;
+        case "txn-fence": txnFence(o); break;
+        case "txn-copy": txnCopy(o); break;
         default: fail("unknown command " + args[0]);
       }
     } catch (Exception e) {
@@ -110,19 +132,10 @@ public final class Interop {
     p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    if (o.containsKey("isolation")) p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, o.get("isolation"));
     int count = Integer.parseInt(o.get("count"));
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(o.get("max-ms")));
-    AtomicBoolean stdinClosed = new AtomicBoolean(false);
-    Thread watcher = new Thread(() -> {
-      try {
-        InputStream in = System.in;
-        byte[] buf = new byte[256];
-        while (in.read(buf) >= 0) { /* until EOF */ }
-      } catch (Exception ignored) { /* treated as closed */ }
-      stdinClosed.set(true);
-    });
-    watcher.setDaemon(true);
-    watcher.start();
+    AtomicBoolean stdinClosed = stdinWatcher();
     int consumed = 0;
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
       consumer.subscribe(List.of(o.get("topic")), new ConsumerRebalanceListener() {
@@ -160,6 +173,132 @@ public final class Interop {
       emit("{\"event\":\"committed\",\"offsets\":" + sb.append('}') + "}");
     }
     emit("{\"event\":\"done\",\"consumed\":" + consumed + "}");
+  }
+
+  /** Set once stdin reaches EOF (the test's way of saying stop). */
+  static AtomicBoolean stdinWatcher() {
+    AtomicBoolean closed = new AtomicBoolean(false);
+    Thread watcher = new Thread(() -> {
+      try {
+        InputStream in = System.in;
+        byte[] buf = new byte[256];
+        while (in.read(buf) >= 0) { /* until EOF */ }
+      } catch (Exception ignored) { /* treated as closed */ }
+      closed.set(true);
+    });
+    watcher.setDaemon(true);
+    watcher.start();
+    return closed;
+  }
+
+  static KafkaProducer<String, String> transactional(Map<String, String> o) {
+    if (!o.containsKey("txn-id")) fail("--txn-id is required");
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"));
+    p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, o.get("txn-id"));
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    return new KafkaProducer<>(p);
+  }
+
+  static void txnProduce(Map<String, String> o) throws Exception {
+    int txns = Integer.parseInt(o.get("count"));
+    int per = Integer.parseInt(o.getOrDefault("per", "3"));
+    int abortEvery = Integer.parseInt(o.getOrDefault("abort-every", "3"));
+    // --partitions P: record j of each transaction goes to partition j % P (so every transaction spans the partitions)
+    int parts = Integer.parseInt(o.getOrDefault("partitions", "0"));
+    String topic = o.get("topic");
+    try (KafkaProducer<String, String> producer = transactional(o)) {
+      producer.initTransactions();
+      for (int t = 0; t < txns; t++) {
+        boolean abort = abortEvery > 0 && t % abortEvery == abortEvery - 1;
+        producer.beginTransaction();
+        List<Future<RecordMetadata>> acks = new ArrayList<>();
+        StringBuilder values = new StringBuilder("[");
+        for (int j = 0; j < per; j++) {
+          String value = o.get("prefix") + "-" + t + "-" + j;
+          Integer partition = parts > 0 ? j % parts : null;
+          acks.add(producer.send(new ProducerRecord<>(topic, partition, "key-" + t + "-" + j, value)));
+          if (j > 0) values.append(',');
+          values.append(str(value));
+        }
+        producer.flush();
+        StringBuilder offsets = new StringBuilder("[");
+        for (int j = 0; j < per; j++) {
+          RecordMetadata m = acks.get(j).get(60, TimeUnit.SECONDS);
+          if (j > 0) offsets.append(',');
+          offsets.append("{\"partition\":").append(m.partition()).append(",\"offset\":").append(m.offset()).append('}');
+        }
+        if (abort) producer.abortTransaction();
+        else producer.commitTransaction();
+        emit("{\"event\":\"txn\",\"txn\":" + t + ",\"committed\":" + !abort + ",\"values\":" + values.append(']')
+            + ",\"offsets\":" + offsets.append(']') + "}");
+      }
+    }
+    emit("{\"event\":\"done\",\"transactions\":" + txns + "}");
+  }
+
+  static void txnFence(Map<String, String> o) throws Exception {
+    String topic = o.get("topic");
+    KafkaProducer<String, String> zombie = transactional(o);
+    try (KafkaProducer<String, String> fresh = transactional(o)) {
+      zombie.initTransactions();
+      zombie.beginTransaction();
+      zombie.send(new ProducerRecord<>(topic, "zombie", "zombie-0")).get(60, TimeUnit.SECONDS);
+      emit("{\"event\":\"zombie-wrote\"}");
+      fresh.initTransactions();
+      emit("{\"event\":\"fresh-initialised\"}");
+      try {
+        zombie.send(new ProducerRecord<>(topic, "zombie", "zombie-1")).get(60, TimeUnit.SECONDS);
+        zombie.commitTransaction();
+        emit("{\"event\":\"zombie-committed\"}");
+      } catch (Exception e) {
+        Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+        emit("{\"event\":\"fenced\",\"error\":" + str(cause.getClass().getName()) + "}");
+      } finally {
+        zombie.close(Duration.ofSeconds(5));
+      }
+      fresh.beginTransaction();
+      fresh.send(new ProducerRecord<>(topic, "fresh", "fresh-0")).get(60, TimeUnit.SECONDS);
+      fresh.commitTransaction();
+      emit("{\"event\":\"fresh-committed\"}");
+    }
+    emit("{\"event\":\"done\"}");
+  }
+
+  static void txnCopy(Map<String, String> o) throws Exception {
+    if (!o.containsKey("group") || !o.containsKey("to")) fail("--group and --to are required");
+    Properties c = new Properties();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"));
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, o.get("group"));
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    int count = Integer.parseInt(o.get("count"));
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(o.get("max-ms")));
+    AtomicBoolean stdinClosed = stdinWatcher();
+    int copied = 0;
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c); KafkaProducer<String, String> producer = transactional(o)) {
+      producer.initTransactions();
+      consumer.subscribe(List.of(o.get("topic")));
+      while (copied < count && !stdinClosed.get() && System.nanoTime() < deadline) {
+        ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
+        if (records.isEmpty()) continue;
+        producer.beginTransaction();
+        Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+        for (ConsumerRecord<String, String> r : records) {
+          producer.send(new ProducerRecord<>(o.get("to"), r.key(), "copy-" + r.value()));
+          next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+        }
+        producer.sendOffsetsToTransaction(next, consumer.groupMetadata());
+        producer.commitTransaction();
+        copied += records.count();
+        emit("{\"event\":\"copied\",\"records\":" + records.count() + "}");
+      }
+    }
+    emit("{\"event\":\"done\",\"copied\":" + copied + "}");
   }
 
   static String partitions(Collection<TopicPartition> parts) {
