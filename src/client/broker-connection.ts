@@ -191,7 +191,7 @@ export interface OffsetFetchInput {
   readonly groupId: string;
   /** null: every partition the group has committed. */
   readonly topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly number[] }> | null;
-  /** KIP-447: answer UNSTABLE_OFFSET_COMMIT (retriable) for a partition with a transaction's offsets still pending. */
+  /** KIP-447: a partition with a transactional offset commit pending answers UNSTABLE_OFFSET_COMMIT (retriable) instead of the older offset. */
   readonly requireStable?: boolean;
 }
 
@@ -590,7 +590,7 @@ export class BrokerConnection {
   async offsetFetch(req: OffsetFetchInput): Promise<OffsetFetchResponse> {
     const body = {
       groupId: req.groupId, topics: req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: [...t.partitions] })),
-      ...(req.requireStable === true ? { requireStable: true } : {}),
+      ...(req.requireStable ? { requireStable: true } : {}),
     };
     return parseOffsetFetchResponse(await this.call(ApiKey.OffsetFetch, body, this.requestTimeoutMs));
   }

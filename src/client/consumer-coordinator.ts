@@ -147,7 +147,12 @@ export async function commitGroupOffsets(coord: CoordinatorLink, ctx: CommitCont
   });
 }
 
-/** OffsetFetch for these partitions (null: every partition the group has an offset for); requireStable as KIP-447's read_committed consumer. */
+/**
+ * OffsetFetch for these partitions (null: every partition the group has an
+ * offset for). `requireStable` (read_committed consumers, KIP-447): a
+ * partition whose offset a transaction is still committing is retried
+ * (UNSTABLE_OFFSET_COMMIT) rather than read at its older offset.
+ */
 export async function fetchGroupOffsets(
   coord: CoordinatorLink, topics: ReadonlyArray<{ readonly topic: string; readonly partitions: readonly number[] }> | null, requireStable = false,
 ): Promise<CommittedOffset[]> {

@@ -28,12 +28,9 @@ export interface OffsetBookDeps {
   readonly onCommitError: (err: unknown) => void;
   readonly logger: ClientLogger;
   /**
-   * read_committed consumers (KIP-447, as Kafka's): committed offsets are
-   * fetched with requireStable, so a partition whose offsets a transaction
-   * has pending (committed by EndTxn, marker not yet applied) answers
-   * UNSTABLE_OFFSET_COMMIT and is asked again, rather than handing back the
-   * older offset — from which a read-process-write application would
-   * process those records twice.
+   * read_committed consumers (KIP-447): where a transaction's offset commit is
+   * pending, wait for it to end instead of starting at the older offset — the
+   * start of exactly-once read-process-write after a rebalance.
    */
   readonly requireStable?: boolean;
 }
@@ -62,7 +59,7 @@ export class OffsetBook {
   async fetchCommitted(tps: readonly TopicPartition[]): Promise<Map<string, number>> {
     const byTopic = new Map<string, number[]>();
     for (const tp of tps) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
-    const offsets = await fetchGroupOffsets(this.deps.coord, [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), this.deps.requireStable === true);
+    const offsets = await fetchGroupOffsets(this.deps.coord, [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), this.deps.requireStable ?? false);
     const out = new Map<string, number>();
     for (const o of offsets) {
       const key = partitionKey(o.topic, o.partition);

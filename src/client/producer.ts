@@ -119,6 +119,9 @@ export class Producer {
       for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
     });
     this.appendChain = appended.catch(() => undefined);
+    // In a transaction, a send() that failed before all its records were buffered (too large, no
+    // metadata within maxBlockMs, ...) leaves the transaction incomplete: it must not commit (as Kafka's).
+    if (this.txn !== null) appended.catch((err: unknown) => this.txn?.onSendFailed(err));
     await appended;
     results.close();
     return results.done;

@@ -20,6 +20,8 @@
 import { CompressionType, CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK } from '../record/batch-header.js';
 import { decodeRecordBatches, encodeRecordBatch, type DecodedBatch, type RecordHeader, type RecordInput } from '../record/record-batch.js';
 import type { AbortedTransaction } from '../protocol/apis/fetch.js';
+import { CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT } from '../record/control-batch.js';
+import { int16At } from '../util/bytes.js';
 import { adoptBytes, utf8Encode } from '../util/bytes.js';
 
 export type MessageBytes = string | Uint8Array | null;
@@ -84,12 +86,16 @@ export function decodeFetchedRecords(records: Uint8Array, fetchOffset: number, a
   return out;
 }
 
-/** A control record's type (its key: int16 version, int16 type): ABORT 0, COMMIT 1; -1 when unreadable. */
-export const CONTROL_TYPE_ABORT = 0;
-export const CONTROL_TYPE_COMMIT = 1;
+export { CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT };
+
+/**
+ * A control record's type from its key (int16 version, int16 type: the
+ * layout of record/control-batch.ts); -1 when the key is too short. Read from
+ * the already decoded record, so a fetch answer is not decoded twice.
+ */
 export function controlTypeOf(key: Uint8Array | null): number {
   if (key === null || key.length < 4) return -1;
-  return (key[2]! << 8) | key[3]!;
+  return int16At(key, 2);
 }
 
 /** Kafka's read_committed walk (CompletedFetch): which batches belong to aborted transactions. */

@@ -17,7 +17,7 @@
 //      abortable); EndTxn { committed, bumpEpoch: true } → the epoch (maybe a new
 //      producer id) the next transaction uses; sequences restart at 0. abort:
 //      fail what is not sent yet, wait for what is in flight, EndTxn(abort).
-//      A transaction that added nothing ends without EndTxn, as in Kafka.
+//      A transaction that asked the coordinator for nothing ends without EndTxn, as in Kafka.
 //
 // Retries: 'retry' and 'refind' errors (txn-rules.ts) are retried with
 // exponential backoff and jitter (retryBackoffMs .. retryBackoffMaxMs) until
@@ -84,6 +84,12 @@ export class TransactionManager implements TxnGate {
   private readonly pending = new Map<string, { topic: string; partition: number }>();
   private addInFlight: Promise<void> | null = null;
   private offsetsAdded = false;
+  /**
+   * An AddPartitionsToTxn or AddOffsetsToTxn went out in this transaction,
+   * answered or not: the coordinator may hold an open transaction, so it is
+   * ended with EndTxn (Sluice's coordinator ends an empty one with bumpEpoch).
+   */
+  private touched = false;
   /** While aborting: what queued (unsent) batches fail with. */
   private abortFailure: SluiceError | null = null;
   private initializing: Promise<void> | null = null;
@@ -127,6 +133,11 @@ export class TransactionManager implements TxnGate {
     if (this.sm.state === 'aborting') return;
     const kind = classifyTxnError('Produce', error);
     if (kind === 'fatal' || kind === 'abortable') this.failWith(new TxnFailure(kind, error));
+  }
+
+  /** A send() failed before all its records were buffered. */
+  onSendFailed(err: unknown): void {
+    if (isSluiceError(err)) this.onBatchFailed(err);
   }
 
   // ---- the application's calls ----------------------------------------------------
@@ -197,7 +208,10 @@ export class TransactionManager implements TxnGate {
       // transaction coordinator needs to place the group's offsets partition in the transaction.
       const link = this.groupLink(meta.groupId);
       await this.request('FindCoordinator', async () => undefined, link, () => this.sm.acceptsSends);
-      await this.request('AddOffsetsToTxn', (conn) => conn.addOffsetsToTxn({ transactionalId: this.transactionalId, ...this.ids(), groupId: meta.groupId }));
+      await this.request('AddOffsetsToTxn', (conn) => {
+        this.touched = true;
+        return conn.addOffsetsToTxn({ transactionalId: this.transactionalId, ...this.ids(), groupId: meta.groupId });
+      });
       this.offsetsAdded = true;
       await this.request('TxnOffsetCommit', async (conn) => {
         const res = await conn.txnOffsetCommit({
@@ -266,7 +280,7 @@ export class TransactionManager implements TxnGate {
 
   /** EndTxn (when the coordinator knows of the transaction), then ready. */
   private async end(committed: boolean): Promise<void> {
-    if (this.added.size > 0 || this.offsetsAdded) {
+    if (this.added.size > 0 || this.offsetsAdded || this.touched) {
       try {
         const res = await this.request('EndTxn', (conn) => conn.endTxn({ transactionalId: this.transactionalId, ...this.ids(), committed, bumpEpoch: true }));
         // An answer without an epoch (a coordinator that did not bump) keeps ours: sequences then continue.
@@ -278,6 +292,7 @@ export class TransactionManager implements TxnGate {
     this.added.clear();
     this.pending.clear();
     this.offsetsAdded = false;
+    this.touched = false;
     this.sm.to('ready');
     this.deps.logger.debug({ transactionalId: this.transactionalId, committed, producerEpoch: this.identity?.producerEpoch }, 'transaction ended');
   }
@@ -301,6 +316,7 @@ export class TransactionManager implements TxnGate {
       await this.request('AddPartitionsToTxn', async (conn) => {
         const wanted = [...this.pending.values()].filter((tp) => !this.added.has(partitionKey(tp.topic, tp.partition)));
         if (wanted.length === 0) return;
+        this.touched = true;
         const res = await conn.addPartitionsToTxn({ transactionalId: this.transactionalId, ...this.ids(), topics: byTopic(wanted) });
         let retriable: SluiceError | null = null;
         for (const t of res.results) {

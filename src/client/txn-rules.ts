@@ -35,7 +35,7 @@ export type TxnApi = 'FindCoordinator' | 'InitProducerId' | 'AddPartitionsToTxn'
 export type TxnErrorClass = 'fatal' | 'abortable' | 'retry' | 'refind';
 
 /** Kafka's OPERATION_NOT_ATTEMPTED (55): AddPartitionsToTxn did not try this partition because another one failed. */
-export const OPERATION_NOT_ATTEMPTED_CODE = 55;
+export const OPERATION_NOT_ATTEMPTED_CODE = Errors.OPERATION_NOT_ATTEMPTED.code;
 
 const E = Errors;
 const codes = (...xs: Array<{ code: number }>): ReadonlySet<number> => new Set(xs.map((x) => x.code));

@@ -30,6 +30,13 @@ describe('sluice produce, consume, groups: flags', function () {
     ['produce bad --headers', ['produce', '--topic', 't', '--headers', 'novalue'], /k=v/],
     ['produce negative --partition', ['produce', '--topic', 't', '--partition', '-1'], /--partition/],
     ['produce unknown flag', ['produce', '--topic', 't', '--bogus'], /Unknown argument: bogus/],
+    ['produce --transaction-records without --transactional-id', ['produce', '--topic', 't', '--transaction-records', '5'], /needs --transactional-id/],
+    ['produce --transactional-id with --acks 1', ['produce', '--topic', 't', '--transactional-id', 'x', '--acks', '1'], /needs --acks all/],
+    ['produce --transaction-records 0', ['produce', '--topic', 't', '--transactional-id', 'x', '--transaction-records', '0'], /--transaction-records must be/],
+    ['consume bad --isolation-level', ['consume', '--topic', 't', '--isolation-level', 'dirty'], /Invalid values/],
+    ['transactions without a subcommand', ['transactions'], /Name a transactions command/],
+    ['transactions describe without an id', ['transactions', 'describe'], /Missing required argument: transactional-id/],
+    ['transactions list bad --producer-id', ['transactions', 'list', '--producer-id', '-3'], /--producer-id/],
     ['consume --offset without --partition', ['consume', '--topic', 't', '--offset', '3'], /--offset needs --partition/],
     ['consume --offset with --from-beginning', ['consume', '--topic', 't', '--partition', '0', '--offset', '3', '--from-beginning'], /give one/],
     ['consume --max-messages 0', ['consume', '--topic', 't', '--max-messages', '0'], /--max-messages/],
@@ -51,7 +58,7 @@ describe('sluice produce, consume, groups: flags', function () {
   }
 
   it('shows examples in --help', () => {
-    for (const cmd of [['produce'], ['consume'], ['groups', 'reset-offsets'], ['groups', 'describe']]) {
+    for (const cmd of [['produce'], ['consume'], ['groups', 'reset-offsets'], ['groups', 'describe'], ['transactions', 'list'], ['transactions', 'describe']]) {
       const r = sluice([...cmd, '--help']);
       expect(r.status).to.equal(0);
       expect(r.stdout).to.contain('Examples:');

@@ -10,6 +10,9 @@ import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { decodeFetchedRecords, controlTypeOf, CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT } from '../../src/client/records.js';
 import { decodeFetched } from '../../src/client/consumer-fetcher.js';
 import { utf8Decode, utf8Encode } from '../../src/util/bytes.js';
+import { encodeTxnMarker } from '../../src/record/control-batch.js';
+import { stampBatch } from '../../src/record/batch-header.js';
+import { asBuffer } from '../../src/util/node-bytes.js';
 
 const text = (b: Uint8Array | null) => (b === null ? null : utf8Decode(b));
 
@@ -21,12 +24,11 @@ function data(pid: number, baseOffset: number, values: string[], transactional =
   });
 }
 
-/** A marker as the coordinator's WriteTxnMarkers leaves it: key int16 version 0, int16 type; value int16 0, int32 coordinatorEpoch. */
+/** A marker as the leader stores it: the log's own marker codec, stamped at `offset`. */
 function marker(pid: number, offset: number, type: number): Uint8Array {
-  return encodeRecordBatch({
-    records: [{ key: new Uint8Array([0, 0, 0, type]), value: new Uint8Array([0, 0, 0, 0, 0, 3]) }],
-    baseOffset: offset, producerId: BigInt(pid), producerEpoch: 1, baseSequence: -1, isTransactional: true, isControl: true,
-  });
+  const m = asBuffer(encodeTxnMarker({ producerId: pid, producerEpoch: 1, committed: type === CONTROL_TYPE_COMMIT, coordinatorEpoch: 3, timestampMs: 1 }));
+  stampBatch(m, 0, offset, 1);
+  return m;
 }
 
 function plain(baseOffset: number, values: string[]): Uint8Array {

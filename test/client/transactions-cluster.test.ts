@@ -28,6 +28,7 @@ import { READ_COMMITTED } from '../../src/protocol/apis/fetch.js';
 import { Errors, isSluiceError, SluiceError } from '../../src/util/errors.js';
 import { ProcessCluster, waitFor } from '../integration/harness.js';
 import { DataClient } from '../integration/data-client.js';
+import { runSluice } from '../integration/cli-kit.js';
 
 const TOPIC = 'accounts';
 const PARTITIONS = 3;
@@ -199,6 +200,152 @@ describe('client: transactions on a real 3-node cluster', function () {
     await waitFor('offset 11 committed', async () => (await committedOffset()) === 11, { timeoutMs: 30_000 });
   });
 
+  it('an abortable error (a record the topic refuses) makes commit throw; abort() then clears the way for the next transaction', async () => {
+    await data.createTopic('small', { partitions: 1, replicationFactor: 3, configs: { 'max.message.bytes': '200' } });
+    const p = producer('tx-abortable');
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [{ value: 'ok-before-failure', partition: 2 }] });
+    const big = await tx.send({ topic: 'small', messages: [{ value: 'x'.repeat(1000) }] }).catch((e: unknown) => e);
+    expect(isSluiceError(big), String(big)).to.equal(true);
+    expect(p.transactionStatus!.state).to.equal('abortable-error');
+    const commit = await tx.commit().catch((e: unknown) => e);
+    expect((commit as SluiceError).errorName).to.equal((big as SluiceError).errorName);
+    const more = await tx.send({ topic: TOPIC, messages: [{ value: 'refused' }] }).catch((e: unknown) => e);
+    expect((more as SluiceError).errorName).to.equal((big as SluiceError).errorName);
+    expect(tx.isActive()).to.equal(true);
+    await tx.abort();
+    expect(p.transactionStatus!.state).to.equal('ready');
+    const tx2 = await p.transaction();
+    await tx2.send({ topic: TOPIC, messages: [{ value: 'after-abortable', partition: 2 }] });
+    await tx2.commit();
+    const seen = await read('read_committed', (vs) => vs.includes('after-abortable'));
+    expect(seen).to.not.include('ok-before-failure');
+  });
+
+  it('a send refused before it reached the broker (too large for requestBytesMax) also makes the transaction abortable', async () => {
+    const p = client.producer({ transactionalId: 'tx-local-refusal', requestBytesMax: 1000, lingerMs: 1 });
+    opened.push(p);
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [{ value: 'local-ok', partition: 1 }] });
+    const err = await tx.send({ topic: TOPIC, messages: [{ value: 'y'.repeat(5000), partition: 1 }] }).catch((e: unknown) => e);
+    expect((err as SluiceError).errorName).to.equal('MESSAGE_TOO_LARGE');
+    expect(p.transactionStatus!.state).to.equal('abortable-error');
+    expect(((await tx.commit().catch((e: unknown) => e)) as SluiceError).errorName).to.equal('MESSAGE_TOO_LARGE');
+    await tx.abort();
+    expect(p.transactionStatus!.state).to.equal('ready');
+  });
+
+  it('a transaction left open past transactionTimeoutMs is aborted by the coordinator, which fences its producer', async () => {
+    const conn = await data.connection(cluster.nodes[0]!.brokerUrl);
+    await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '100' } }] });
+    const p = producer('tx-timeout', { transactionTimeoutMs: 1000 });
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [{ value: 'timed-out-0', partition: 0 }] });
+    await waitFor('the coordinator to abort the hung transaction', async () => {
+      const [d] = await client.admin().describeTransactions(['tx-timeout']);
+      return d !== undefined && (d.transactionState === 'CompleteAbort' || d.transactionState === 'PrepareAbort');
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const err = await tx.commit().catch((e: unknown) => e);
+    expect(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']).to.include((err as SluiceError).errorName);
+    expect(p.transactionStatus!.state).to.equal('fatal-error');
+    const next = producer('tx-timeout');
+    const tx2 = await next.transaction();
+    await tx2.send({ topic: TOPIC, messages: [{ value: 'after-timeout-0', partition: 0 }] });
+    await tx2.commit();
+    expect(await read('read_committed', (vs) => vs.includes('after-timeout-0'))).to.not.include('timed-out-0');
+  });
+
+  it('sluice produce --transactional-id, consume --isolation-level, transactions list|describe', async () => {
+    const bootstrap = cluster.brokerUrls.join(',');
+    await data.createTopic('cli-tx', { partitions: 1, replicationFactor: 3 });
+    const lines = Array.from({ length: 7 }, (_, i) => `line-${i}`).join('\n') + '\n';
+    const produced = await runSluice(['produce', '--topic', 'cli-tx', '--transactional-id', 'cli-loader', '--transaction-records', '3', '--bootstrap', bootstrap], lines);
+    expect(produced.status, produced.stderr).to.equal(0);
+    expect(produced.stderr).to.contain('sent 7 record(s)');
+    expect(produced.stderr).to.contain('in 3 committed transaction(s)');
+    const consumed = await runSluice(['consume', '--topic', 'cli-tx', '--from-beginning', '--isolation-level', 'read_committed', '--max-messages', '7',
+      '--timeout-ms', '20000', '--bootstrap', bootstrap]);
+    expect(consumed.status, consumed.stderr).to.equal(0);
+    expect(consumed.stdout.trim().split('\n')).to.deep.equal(Array.from({ length: 7 }, (_, i) => `line-${i}`));
+    const listed = await runSluice(['transactions', 'list', '--json', '--bootstrap', bootstrap]);
+    expect(listed.status, listed.stderr).to.equal(0);
+    expect((JSON.parse(listed.stdout) as Array<{ transactionalId: string }>).map((t) => t.transactionalId)).to.include('cli-loader');
+    const described = await runSluice(['transactions', 'describe', '--transactional-id', 'cli-loader', '--bootstrap', bootstrap]);
+    expect(described.status, described.stderr).to.equal(0);
+    expect(described.stdout).to.match(/^cli-loader\s+\d+\s+(CompleteCommit|Empty)\s/m);
+    const unknown = await runSluice(['transactions', 'describe', '--transactional-id', 'never-used', '--bootstrap', bootstrap]);
+    expect(unknown.status).to.equal(1);
+    expect(unknown.stderr).to.contain('TRANSACTIONAL_ID_NOT_FOUND');
+  });
+
+  it('read-process-write: a subscribed consumer\'s offsets go with each transaction, checked against its generation', async () => {
+    await data.createTopic('rpw-in', { partitions: 1, replicationFactor: 3 });
+    await data.createTopic('rpw-out', { partitions: 1, replicationFactor: 3 });
+    const plain = client.producer({});
+    opened.push(plain);
+    await plain.send({ topic: 'rpw-in', messages: Array.from({ length: 5 }, (_, i) => ({ value: `in-${i}` })) });
+    const consumer = client.consumer({ groupId: 'rpw', autoCommit: false, isolationLevel: 'read_committed', autoOffsetReset: 'earliest', sessionTimeoutMs: 10_000 });
+    opened.push(consumer);
+    await consumer.subscribe({ topics: ['rpw-in'], fromBeginning: true });
+    const p = producer('tx-rpw');
+    let processed = 0;
+    let generation = -1;
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        generation = consumer.groupMetadata().generationId;
+        const tx = await p.transaction();
+        await tx.send({ topic: 'rpw-out', messages: [{ value: `out-${message.value?.toString() ?? ''}` }] });
+        await tx.sendOffsets({ consumer, topics: [{ topic, partitions: [{ partition, offset: message.offset + 1 }] }] });
+        await tx.commit();
+        processed++;
+      },
+    });
+    await waitFor('5 records processed', () => processed === 5, { timeoutMs: 60_000 });
+    expect(generation).to.be.greaterThan(0);
+    await consumer.stop();
+    const [d] = await client.groupAdmin().describeGroups(['rpw']);
+    expect(d?.offsets.find((o) => o.topic === 'rpw-in')?.committedOffset).to.equal(5);
+    const out = await read('read_committed', (vs) => vs.length >= 5, 'rpw-out', 1);
+    expect(out).to.deep.equal(Array.from({ length: 5 }, (_, i) => `out-in-${i}`));
+    // A member the group does not know (a zombie's stale generation) cannot commit: abortable, then abort.
+    const tx = await p.transaction();
+    await tx.send({ topic: 'rpw-out', messages: [{ value: 'zombie-output' }] });
+    const stale = { groupMetadata: () => ({ groupId: 'rpw', generationId: generation + 100, memberId: 'ghost-member', groupInstanceId: null }) };
+    const err = await tx.sendOffsets({ consumer: stale, topics: [{ topic: 'rpw-in', partitions: [{ partition: 0, offset: 99 }] }] }).catch((e: unknown) => e);
+    expect(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION']).to.include((err as SluiceError).errorName);
+    expect(p.transactionStatus!.state).to.equal('abortable-error');
+    await tx.abort();
+    const [after] = await client.groupAdmin().describeGroups(['rpw']);
+    expect(after?.offsets.find((o) => o.topic === 'rpw-in')?.committedOffset).to.equal(5);
+  });
+
+  it('a read_committed consumer starts at a pending transactional offset only once it is committed (OffsetFetch requireStable)', async () => {
+    await data.createTopic('stable-in', { partitions: 1, replicationFactor: 3 });
+    const plain = client.producer({});
+    opened.push(plain);
+    await plain.send({ topic: 'stable-in', messages: Array.from({ length: 6 }, (_, i) => ({ value: `s-${i}` })) });
+    const p = producer('tx-stable');
+    const tx1 = await p.transaction();
+    await tx1.sendOffsets({ consumerGroupId: 'stable-g', topics: [{ topic: 'stable-in', partitions: [{ partition: 0, offset: 1 }] }] });
+    await tx1.commit();
+    const tx2 = await p.transaction();
+    await tx2.sendOffsets({ consumerGroupId: 'stable-g', topics: [{ topic: 'stable-in', partitions: [{ partition: 0, offset: 4 }] }] });
+    // A consumer of the group, on its own client so its retries can be watched.
+    const refused: string[] = [];
+    const logger = { debug: (o: object) => refused.push(JSON.stringify(o)), info: () => undefined, warn: () => undefined, error: () => undefined };
+    const watched = new Client({ bootstrap: cluster.brokerUrls, webSocketFactory: nodeWebSocketFactory, logger, retry: { initialRetryTimeMs: 20, maxRetryTimeMs: 200, retries: 200 } });
+    opened.push({ close: () => watched.close() });
+    const consumer = watched.consumer({ groupId: 'stable-g', isolationLevel: 'read_committed', autoCommit: false, maxWaitMs: 100 });
+    consumer.assign([{ topic: 'stable-in', partition: 0 }]);
+    const first = consumer[Symbol.asyncIterator]().next();
+    await waitFor('OffsetFetch refused UNSTABLE_OFFSET_COMMIT', () => refused.some((l) => l.includes('UNSTABLE_OFFSET_COMMIT')), { timeoutMs: 30_000 });
+    await tx2.commit();
+    const m = await first;
+    expect(m.done).to.equal(false);
+    expect(m.done ? -1 : m.value.offset).to.equal(4);
+    await consumer.close();
+  });
+
   it('lists and describes transactional ids through the admin client', async () => {
     const listed = await client.admin().listTransactions();
     const ids = listed.map((t) => t.transactionalId);
@@ -207,5 +354,22 @@ describe('client: transactions on a real 3-node cluster', function () {
     expect(d!.errorCode).to.equal(0);
     expect(d!.transactionState).to.match(/^Complete(Commit|Abort)$|^Empty$/);
     expect(d!.producerEpoch).to.be.greaterThan(0);
+  });
+
+  // Last: it kills a node.
+  it('commits through a coordinator killed mid-transaction: the client finds the new one and the transaction completes', async () => {
+    const conn = await data.connection(cluster.nodes[0]!.brokerUrl);
+    await conn.admin(ApiKey.AlterConfigs, { resources: [{ resourceType: 'cluster', resourceName: '', set: { 'broker.session.timeout.ms': '6000' } }] });
+    const p = producer('tx-failover');
+    const tx = await p.transaction();
+    await tx.send({ topic: TOPIC, messages: [0, 1, 2].map((q) => ({ value: `failover-${q}`, partition: q })) });
+    const found = await (await client.anyConnection()).findCoordinator('tx-failover', 1);
+    expect(found.nodeId).to.be.greaterThan(0);
+    await cluster.node(found.nodeId).kill('SIGKILL');
+    await tx.commit();
+    const seen = await read('read_committed', (vs) => [0, 1, 2].every((q) => vs.includes(`failover-${q}`)));
+    expect(seen).to.include.members(['failover-0', 'failover-1', 'failover-2']);
+    const moved = await (await client.anyConnection()).findCoordinator('tx-failover', 1);
+    expect(moved.nodeId).to.not.equal(found.nodeId);
   });
 });
