@@ -8,7 +8,7 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 SEEDS ?=
 SEED ?=
 
-.PHONY: install build test test-only lint run bench bench-peers bench-compare sim sim-mutants sim-rate chaos clean interop-tools
+.PHONY: install build test test-only lint run bench bench-peers bench-compare sim sim-mutants sim-rate sim-money chaos chaos-money clean interop-tools
 
 install: $(NODE_MODULES_STAMP)
 
@@ -85,6 +85,16 @@ sim-rate: build
 CHAOS_SECONDS := $(or $(SECONDS),600)
 chaos: build
 	node dist/test/chaos/run.js --seconds $(CHAOS_SECONDS) $(if $(SEED),--seed $(SEED)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(filter combined with-brokers,$(PROFILE)),--profile $(PROFILE))
+
+# tx_money (issue 18): transfer transactions, zombie producers and an exactly-once read-process-write stage
+# under coordinator, partition-leader and controller kills (test/chaos/money-*.ts; make test runs one short round).
+# `make chaos-money [SECONDS=300] [SEED=x] [ROUNDS=n]`.
+chaos-money: build
+	node dist/test/chaos/money-run.js --seconds $(or $(SECONDS),300) $(if $(SEED),--seed $(SEED)) $(if $(ROUNDS),--rounds $(ROUNDS))
+
+# The tx_money profile of the whole-cluster simulation alone: `make sim-money [SEEDS=200] [SEED=x]` (make sim runs it too).
+sim-money: build
+	SLUICE_SIM_SEEDS=$(SEEDS) SLUICE_SIM_SEED=$(SEED) npx mocha --no-config --timeout 0 --exit dist/test/sim/cluster/money.sim.js
 
 clean:
 	rm -rf dist node_modules data .tmp

@@ -39,6 +39,7 @@ import { partitionKey, type Partition } from './partition.js';
 import { failure, failureOf, NONE } from './partition-errors.js';
 import type { ProducerStateStore } from './producer-state-store.js';
 import { TokenBucket } from './rules/throttle.js';
+import { mutant } from '../util/mutants.js';
 
 export interface FetchHandlerOptions {
   readonly hosted: HostedPartitions;
@@ -246,7 +247,7 @@ export class FetchHandler {
       const rate = replicaId >= 0 && this.throttled(p!, topic, replicaId) ? this.throttleRate() : -1;
       const allowed = rate > 0 ? this.throttle.available(rate) : Infinity;
       if (allowed <= 0) return out;
-      const limit = replicaId >= 0 ? log.logEndOffset : readCommitted ? out.lastStableOffset : log.highWatermark;
+      const limit = replicaId >= 0 ? log.logEndOffset : readCommitted && !mutant('read-committed-past-lso') ? out.lastStableOffset : log.highWatermark;
       const r = log.read(fp.fetchOffset, Math.min(fp.partitionMaxBytes, remainingBytes, allowed), { maxOffset: limit });
       out.records = r.records;
       if (rate > 0) this.throttle.take(r.records.length);

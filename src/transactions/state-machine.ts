@@ -34,6 +34,7 @@
 // is open (Ongoing, Prepare*).
 
 import { Errors, type ErrorInfo } from '../util/errors.js';
+import { mutant } from '../util/mutants.js';
 import { PRODUCER_EPOCH_MAX } from '../replication/rules/producer-state.js';
 import type { TransactionStateName } from '../protocol/apis/transactions.js';
 
@@ -170,7 +171,7 @@ function producerProblem(meta: TxnMetadata | undefined, transactionalId: string,
   if (producerId !== meta.producerId) {
     return { error: Errors.INVALID_PRODUCER_ID_MAPPING, message: `transactional id ${transactionalId} belongs to producer ${meta.producerId}, not ${producerId}` };
   }
-  if (producerEpoch !== meta.producerEpoch) {
+  if (producerEpoch !== meta.producerEpoch && !mutant('txn-coordinator-accepts-stale-epoch')) {
     return { error: Errors.PRODUCER_FENCED, message: `producer ${producerId} epoch ${producerEpoch} is fenced: ${transactionalId} is at epoch ${meta.producerEpoch}` };
   }
   return null;

@@ -31,6 +31,10 @@ export const MUTANTS = [
   'stale-generation-commit',
   /** A duplicate idempotent sequence is appended twice. */
   'idempotent-duplicate-append',
+  /** A read_committed fetch reads up to the high watermark, past the last stable offset (open transactions' records). */
+  'read-committed-past-lso',
+  /** The transaction coordinator serves a request at an older producer epoch of the transactional id (no zombie fencing). */
+  'txn-coordinator-accepts-stale-epoch',
   /** The chaos checker treats an acknowledged value found at another offset as not lost. */
   'checker-moved-value-not-lost',
 ] as const;

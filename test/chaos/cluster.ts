@@ -48,6 +48,8 @@ export interface ChaosClusterOptions {
   readonly electionTimeoutMs?: number;
   /** __consumer_offsets partitions (fewer than Kafka's 50: this runs on 2 cores). */
   readonly offsetsTopicPartitions?: number;
+  /** More keys for every node's config file (e.g. the tx_money round's transaction.state.log.* settings). */
+  readonly extraConfig?: Readonly<Record<string, string>>;
 }
 
 export const CLUSTER_DEFAULTS = {
@@ -218,6 +220,7 @@ export class ChaosCluster {
       'offsets.topic.replication.factor': '3',
       // The workload's compacted topic (workload.ts) should be cleaned several times within a round.
       'log.cleaner.backoff.ms': '500',
+      ...opts.extraConfig,
     }, null, 2));
     const quorum = routes.filter((r) => r.id <= VOTERS).map((r) => `${r.id}@127.0.0.1:${r.controller.port}`).join(',');
     const nodes = routes.map(({ id, broker, controller }) => {

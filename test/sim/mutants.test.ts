@@ -26,6 +26,7 @@ import { PROFILES, runSeed, type SeedResult } from './cluster/run.js';
 import { SimFailure } from './cluster.js';
 import { runControllerSeed } from './controller-sim.js';
 import { RaftNodeSimFailure, figure8, runRaftNodeSeed } from './raft-node-sim.js';
+import { MONEY_PROFILES, runMoneySeed } from './cluster/money.js';
 
 /** `make sim-mutants` sets SLUICE_SIM_MUTANTS=long and SLUICE_SIM_SEEDS; make test runs the short form. */
 const LONG = process.env.SLUICE_SIM_MUTANTS === 'long';
@@ -111,7 +112,24 @@ const LAYER_DETECTORS: Partial<Record<MutantName, LayerDetector>> = {
     sim: 'controller sim', max: 10, note: 'seed 2',
     run: async (seed) => void runControllerSeed(seed),
   },
+  // Transaction bugs: the tx_money profile of the cluster sim (test/sim/cluster/money.ts), whose checker sees them.
+  'read-committed-past-lso': {
+    sim: 'tx_money cluster sim (small)', max: 4, note: 'seed 1800001',
+    run: (seed) => moneySeed(1_800_000 + seed),
+  },
+  'txn-coordinator-accepts-stale-epoch': {
+    sim: 'tx_money cluster sim (small)', max: 4, note: 'seed 1800001',
+    run: (seed) => moneySeed(1_800_000 + seed),
+  },
 };
+
+/** A tx_money seed as a layer detector: its first anomaly (or error) thrown as a SimFailure. */
+async function moneySeed(seed: number): Promise<void> {
+  const r = await runMoneySeed({ seed, ...MONEY_PROFILES.small, profile: 'small' });
+  const a = r.anomalies[0];
+  if (a) throw new SimFailure(seed, a.type, a.detail, r.trace.slice(-10));
+  if (r.error !== null) throw new SimFailure(seed, 'liveness', r.error.split('\n')[0]!, r.trace.slice(-10));
+}
 
 async function layerSeedsToDetect(name: MutantName, d: LayerDetector): Promise<{ seed: number; invariant: string } | undefined> {
   setMutant(name);

@@ -56,6 +56,8 @@ export interface SimBrokerConfig {
   readonly brokerSessionTimeoutMs: number;
   readonly brokerHeartbeatIntervalMs: number;
   readonly uncleanLeaderElection: boolean;
+  /** More cluster-wide keys for every node (e.g. the tx_money profile's transaction.state.log.*). */
+  readonly extraClusterConfigs?: Readonly<Record<string, string>>;
 }
 
 export type NodeState = 'up' | 'paused' | 'down' | 'stopped';

@@ -36,7 +36,15 @@ export type FaultKind =
    * to the leader alone, then the leader paused at the heal, before they are back in the ISR: acks=all must
    * refuse, and the next leader must come from the ISR.
    */
-  | 'followers-cut';
+  | 'followers-cut'
+  /**
+   * The workload's transaction coordinator (the leader of a __transaction_state partition one of its
+   * transactional ids hashes to) crashed, the ISR limit permitting, and restarted at the heal; drawn only
+   * when the shape lists it in extraFaults (the tx_money profile), so other profiles' plans stay the same.
+   */
+  | 'coordinator-crash'
+  /** The same coordinator cut off from the other nodes (its clients still reach it) for the hold. */
+  | 'coordinator-isolate';
 
 export type OpKind = 'reassign' | 'add-partitions' | 'leader-transfer' | 'controller-transfer' | 'controller-remove-add';
 
@@ -65,6 +73,8 @@ export interface ClusterShape {
   readonly replicaLagTimeMaxMs: number;
   /** addController/removeController are available (lane ctrl's KIP-853). */
   readonly membershipChanges: boolean;
+  /** Faults drawn beside FAULT_WEIGHTS, with their weights (absent: the plans of every seed as before). */
+  readonly extraFaults?: ReadonlyArray<readonly [FaultKind, number]>;
 }
 
 const FAULT_WEIGHTS: ReadonlyArray<readonly [FaultKind, number]> = [
@@ -107,8 +117,9 @@ export function planFaults(rng: Rng, shape: ClusterShape, durationMs: number): P
   const steps: PlannedStep[] = [];
   const bite = Math.max(shape.sessionTimeoutMs, shape.replicaLagTimeMaxMs);
   const ops = OP_WEIGHTS.filter(([k]) => k !== 'controller-remove-add' || shape.membershipChanges);
+  const faults = shape.extraFaults ? [...FAULT_WEIGHTS, ...shape.extraFaults] : FAULT_WEIGHTS;
   for (let at = rng.range(200, 1_000); at < durationMs;) {
-    const fault = weighted(rng, FAULT_WEIGHTS);
+    const fault = weighted(rng, faults);
     // Most faults are short (a leader change takes about a session timeout); pauses outlast the timeouts.
     const holdMs = fault === 'pause' || fault === 'followers-cut' ? rng.range(Math.round(bite * 1.2), Math.round(bite * 2))
       : fault === 'break-connections' || fault === 'clock-jump' ? rng.range(100, 500)
@@ -159,6 +170,9 @@ function paramsFor(rng: Rng, fault: FaultKind): number[] {
       return [rng.range(0, 1_500)]; // crash this long after the cut
     case 'followers-cut':
       return [rng.int(1 << 30)]; // picks the workload partition
+    case 'coordinator-crash':
+    case 'coordinator-isolate':
+      return [rng.int(1 << 30)]; // picks the coordinator among the workload's
     default:
       return [];
   }
@@ -185,6 +199,8 @@ export interface FaultWorkload {
   /** Topics the producers write, with their partition counts (for reassignments and adds). */
   topics(): ReadonlyArray<{ readonly topic: string; readonly partitions: number }>;
   addPartitions(topic: string, count: number): void;
+  /** The nodes coordinating the workload's transactions now (leaders of their __transaction_state partitions). */
+  coordinators?(): readonly number[];
 }
 
 export interface FaultCounts {
@@ -361,6 +377,9 @@ export class FaultRunner {
         return this.electionCrash(s);
       case 'followers-cut':
         return this.followersCut(s);
+      case 'coordinator-crash':
+      case 'coordinator-isolate':
+        return this.coordinatorFault(s);
       case 'shutdown': {
         if (c.node(n).state !== 'up') return null;
         this.fault('shutdown', `node ${n}`);
@@ -436,6 +455,27 @@ export class FaultRunner {
       };
     }
     return null;
+  }
+
+  /** Crashes (the ISR limit permitting) or cuts off the coordinator `params[0]` picks among the workload's; null when none is known. */
+  private coordinatorFault(s: PlannedStep): (() => Promise<void>) | null {
+    const c = this.cluster;
+    const coordinators = [...new Set(this.workload.coordinators?.() ?? [])].filter((id) => c.node(id).state === 'up');
+    if (coordinators.length === 0) return null;
+    const n = coordinators[s.params[0]! % coordinators.length]!;
+    if (s.fault === 'coordinator-isolate') {
+      return this.cut({ kind: 'full', groups: [[c.hostOf(n)], this.shape.nodeIds.filter((id) => id !== n).map((id) => c.hostOf(id))] },
+        `transaction coordinator ${n} from the other nodes`);
+    }
+    const why = this.crashUnsafe();
+    if (why !== null) {
+      this.counts.crashesSkipped++;
+      this.fault('skipped-coordinator-crash', `node ${n}: ${why} (the ISR limit)`);
+      return null;
+    }
+    c.crash(n);
+    this.fault('coordinator-crash', `node ${n}`);
+    return () => this.restart(n);
   }
 
   private cut(spec: PartitionSpec, detail: string): () => Promise<void> {

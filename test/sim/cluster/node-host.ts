@@ -182,6 +182,7 @@ export class SimNodeHost implements NodeHandle {
       'default.replication.factor': String(b.defaultReplicationFactor),
       'broker.session.timeout.ms': String(b.brokerSessionTimeoutMs),
       'unclean.leader.election.enable': String(b.uncleanLeaderElection),
+      ...b.extraClusterConfigs,
     };
     return {
       nodeId: this.id,

@@ -28,6 +28,8 @@ export interface ReplicaView {
   readonly highWatermark: number;
   /** Records in [from, to) (whole batches, values as text); stops at the log end. */
   read(from: number, to: number): StoredRecord[];
+  /** The log's bytes from `from`: whole batches, as stored (control batches too), at most about `maxBytes`. */
+  readBatches?(from: number, maxBytes: number): { readonly records: Uint8Array; readonly nextOffset: number };
 }
 
 interface PartitionLike {
@@ -66,6 +68,7 @@ function replicaView(p: PartitionLike): ReplicaView {
     // The partition's own HW when it keeps one (lane repl stores it once); the log's otherwise.
     highWatermark: typeof p.highWatermark === 'number' ? p.highWatermark : log.highWatermark,
     read: (from, to) => readLog(log, from, to),
+    readBatches: (from, maxBytes) => log.read(from, maxBytes),
   };
 }
 
