@@ -201,6 +201,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     brokerEpoch: () => ref.lifecycle?.epoch ?? -1,
     fetcher: {
       ...fetcherFactory(opts),
+      onLeaderLink: (leaderId, reachable) => ref.lifecycle?.leaderLink(leaderId, reachable), // fast failover: heartbeats report dead leaders
       ...(s.sasl?.interBroker ? { sasl: s.sasl.interBroker } : {}),
     },
   });
