@@ -92,6 +92,35 @@ describe('sim/cluster: fast leader failover', function () {
     assert.ok(onNew.includes('after-0'));
   });
 
+  it('a crashed leader that was also the active controller is fenced early by the next controller, on reports made to it', async () => {
+    c = await startCluster({ seed: 34 });
+    await c.await(c.createTopic(TOPIC, 1, 3));
+    assert.ok(await c.runUntil(() => (c!.partitionState(TOPIC, 0)?.isr.length ?? 0) === 3, 30_000), 'a full ISR');
+    const victim = c.controllerLeader()!;
+    if (c.partitionState(TOPIC, 0)!.leader !== victim) {
+      await c.await(c.transferLeadership(TOPIC, 0, victim));
+      assert.ok(await c.runUntil(() => c!.partitionState(TOPIC, 0)?.leader === victim, 30_000), 'led by the controller\'s node');
+    }
+    const acked = Array.from({ length: 10 }, (_, i) => `before-${i}`);
+    await produce(c, acked);
+    const before = c.partitionState(TOPIC, 0)!;
+    c.crash(victim);
+    const moved = (): boolean => {
+      const p = c!.partitionState(TOPIC, 0);
+      return p !== undefined && p.leader >= 0 && p.leader !== victim;
+    };
+    assert.ok(await c.runUntil(moved, 30_000), 'a new leader');
+    const next = activeController(c);
+    assert.ok(next, 'a new active controller');
+    assert.equal(next.brokerHeartbeats.isAlive(victim), true, 'the new controller gave it a full session, and fenced it inside it');
+    assert.ok(next.counters.corroboratedFences >= 1);
+    assert.ok(before.isr.includes(c.partitionState(TOPIC, 0)!.leader));
+    await produce(c, ['after-0']);
+    const onNew = committedOn(c, c.partitionState(TOPIC, 0)!.leader);
+    assert.deepEqual(onNew.slice(0, acked.length), acked);
+    assert.ok(onNew.includes('after-0'));
+  });
+
   it('a follower that cannot reach a leader which still heartbeats reports it, and the leader is not fenced', async () => {
     c = await startCluster({ seed: 32 });
     const leader = await topicLedOffController(c);
