@@ -80,8 +80,14 @@ export interface FetcherOptions {
   readonly leaderSilenceMs?: number;
 }
 
-/** Default of FetcherOptions.leaderSilenceMs: twice a broker heartbeat interval, well under any request timeout. */
-export const LEADER_SILENCE_MS_DEFAULT = 1_000;
+/**
+ * Default of FetcherOptions.leaderSilenceMs. A dead process's links are reset
+ * by its kernel at once; this only decides when a SILENT leader (paused, cut
+ * off, powered off) is reported: three seconds after the fetch went out, a
+ * third of the broker session, so a GC pause or a stall of a loaded machine
+ * shorter than that never moves a leadership.
+ */
+export const LEADER_SILENCE_MS_DEFAULT = 2_500;
 
 interface FetchState {
   readonly p: Partition;
