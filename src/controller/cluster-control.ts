@@ -4,7 +4,10 @@
 // Lifecycle: register (fenced) → heartbeat until caught up with the metadata
 // log (its metadata offset reaches its own registration record) → unfenced →
 // serve. Heartbeats stop for broker.session.timeout.ms → fenced: out of ISRs
-// where another member remains, leaderships moved. A new incarnation (a
+// where another member remains, leaderships moved. Fenced sooner, after
+// broker.suspect.timeout.ms of silence, when another broker's heartbeats
+// report its replica links to it down (decisions/broker-heartbeats.ts: the
+// corroborated-death rule; docs/replication.md, "Failover"). A new incarnation (a
 // restart) replaces the old registration and is fenced like any newcomer,
 // because its log may have lost unflushed data. Controlled shutdown: the
 // broker asks, the controller moves its leaderships away, then answers
@@ -33,6 +36,8 @@ export interface HeartbeatRequest {
   /** The highest metadata offset the broker has applied. */
   readonly currentMetadataOffset: number;
   readonly wantShutdown: boolean;
+  /** Brokers this broker's replica fetchers cannot reach right now (their links failed or stopped answering). */
+  readonly unreachableBrokers?: readonly BrokerId[];
 }
 
 export type HeartbeatResponse =
@@ -70,6 +75,7 @@ export function brokerHeartbeat(ctx: CommandContext, req: HeartbeatRequest): Com
     return noRecords({ error: Errors.STALE_BROKER_EPOCH, message: `broker ${req.brokerId} epoch ${req.brokerEpoch} is not registered` });
   }
   ctx.heartbeats.touch(req.brokerId);
+  ctx.heartbeats.report(req.brokerId, req.unreachableBrokers ?? []);
   const isCaughtUp = req.currentMetadataOffset >= reg.brokerEpoch;
   const records: MetadataRecord[] = [];
   if (req.wantShutdown) {
@@ -90,22 +96,36 @@ export function brokerHeartbeat(ctx: CommandContext, req: HeartbeatRequest): Com
   return { records, response: { error: null, isFenced: reg.fenced, isCaughtUp, shouldShutdown: false } };
 }
 
-/** Fences every unfenced broker whose session expired. Run on a timer by the shell. */
-export function fenceExpiredBrokers(ctx: CommandContext): CommandResult<BrokerId[]> {
+/** Unfenced brokers to fence now, by reason (each in id order; a broker is in one list at most). */
+export function brokersToFence(ctx: Pick<CommandContext, 'image' | 'heartbeats'>): { expired: BrokerId[]; corroborated: BrokerId[] } {
   const live = [...ctx.image.brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
-  const expired = ctx.heartbeats.expired(live);
+  return { expired: ctx.heartbeats.expired(live), corroborated: ctx.heartbeats.corroboratedDead(live) };
+}
+
+/**
+ * Fences every unfenced broker whose session expired or whose death is
+ * corroborated (see the header). Run on a timer by the shell; answers with
+ * the brokers fenced, in id order.
+ */
+export function fenceExpiredBrokers(ctx: CommandContext): CommandResult<BrokerId[]> {
+  const { expired, corroborated } = brokersToFence(ctx);
   let image = ctx.image;
   const records: MetadataRecord[] = [];
-  for (const brokerId of expired) {
+  for (const brokerId of [...expired, ...corroborated].sort((a, b) => a - b)) {
     const reg = image.brokers.get(brokerId)!;
     const change: MetadataRecord = { type: 'brokerRegistrationChange', v: 1, brokerId, brokerEpoch: reg.brokerEpoch, fenced: true };
     image = imageWithRecords(image, [change]);
     const sweep = fenceSweep(image, brokerId, ctx.logger);
     image = imageWithRecords(image, sweep);
     records.push(change, ...sweep);
-    ctx.logger.warn({ broker: brokerId, sessionTimeoutMs: ctx.heartbeats.sessionTimeoutMs }, 'broker session expired: fenced');
+    if (expired.includes(brokerId)) {
+      ctx.logger.warn({ broker: brokerId, sessionTimeoutMs: ctx.heartbeats.sessionTimeoutMs }, 'broker session expired: fenced');
+    } else {
+      const silentMs = ctx.clock.monotonicMs() - (ctx.heartbeats.lastContact(brokerId) ?? 0);
+      ctx.logger.warn({ broker: brokerId, silentMs, reportedBy: ctx.heartbeats.reportersOf(brokerId) }, 'broker silent and reported unreachable by its peers: fenced');
+    }
   }
-  return { records, response: expired };
+  return { records, response: [...expired, ...corroborated].sort((a, b) => a - b) };
 }
 
 export function unregisterBroker(ctx: CommandContext, brokerId: BrokerId): CommandResult<{ error: ErrorInfo | null }> {
@@ -119,4 +139,8 @@ export function unregisterBroker(ctx: CommandContext, brokerId: BrokerId): Comma
 
 export function sessionTimeoutMs(image: MetadataImage): number {
   return Number(brokerSetting(image, 'broker.session.timeout.ms'));
+}
+
+export function suspectTimeoutMs(image: MetadataImage): number {
+  return Number(brokerSetting(image, 'broker.suspect.timeout.ms'));
 }

@@ -42,7 +42,11 @@
 //
 // Timers (deadlines on the clock's monotonic time; nextWakeMs() says when to
 // tick next): while active, a fencing check every fenceCheckIntervalMs (not
-// while a proposal is in flight) and a preferred-leader rebalance every
+// while a proposal is in flight), also at the moment a broker that peers
+// report unreachable has been silent for broker.suspect.timeout.ms (the
+// corroborated-death rule of decisions/broker-heartbeats.ts: waiting for the
+// next periodic check would add up to fenceCheckIntervalMs to every
+// failover), and a preferred-leader rebalance every
 // leaderRebalanceIntervalMs (when auto.leader.rebalance.enable); while
 // standing by after a failed activation, the reactivation deadline.
 
@@ -55,7 +59,7 @@ import type { MetadataRecord } from '../metadata/records.js';
 import { encodeMetadataRecords } from '../metadata/codec.js';
 import { BrokerHeartbeats } from './decisions/broker-heartbeats.js';
 import { brokerSetting, type CommandContext, type CommandResult } from './context.js';
-import { fenceExpiredBrokers, sessionTimeoutMs } from './cluster-control.js';
+import { brokersToFence, fenceExpiredBrokers, sessionTimeoutMs, suspectTimeoutMs } from './cluster-control.js';
 import { electPreferredLeaders, imbalancedPartitions } from './replication-control.js';
 
 export const METADATA_VERSION = 1;
@@ -126,7 +130,11 @@ export type ProposalResult =
 type Phase =
   | { readonly kind: 'standby' }
   | { readonly kind: 'activating'; readonly term: number; readonly readId: number }
-  | { readonly kind: 'active'; readonly term: number; readonly heartbeats: BrokerHeartbeats; fenceAtMs: number; rebalanceAtMs: number }
+  | {
+    readonly kind: 'active'; readonly term: number; readonly heartbeats: BrokerHeartbeats; fenceAtMs: number; rebalanceAtMs: number;
+    /** A corroboration deadline wakes the driver no sooner than this (bounds re-checks while a fence cannot run yet). */
+    corroborationNotBeforeMs: number;
+  }
   | { readonly kind: 'stopped' };
 
 type Caller = { readonly kind: 'request'; readonly id: number } | { readonly kind: 'internal'; readonly label: InternalLabel };
@@ -150,7 +158,12 @@ export interface ControllerCounters {
   barriers: number;
   /** Activations or barriers that failed while Raft still led (each followed by a reactivation). */
   termsGivenUp: number;
+  /** Brokers this controller decided to fence on corroborated evidence before their session expired. */
+  corroboratedFences: number;
 }
+
+/** Least pause between two corroboration-triggered fencing checks. */
+const CORROBORATION_RECHECK_MS = 20;
 
 export class ControllerDriver {
   private phase: Phase = { kind: 'standby' };
@@ -165,10 +178,11 @@ export class ControllerDriver {
   private nextId = 1;
   private effects: ControllerEffect[] = [];
   private heartbeats: BrokerHeartbeats;
-  readonly counters: ControllerCounters = { activations: 0, batches: 0, barriers: 0, termsGivenUp: 0 };
+  readonly counters: ControllerCounters = { activations: 0, batches: 0, barriers: 0, termsGivenUp: 0, corroboratedFences: 0 };
 
   constructor(private readonly opts: ControllerDriverOptions) {
-    this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(opts.view.image()));
+    const image = opts.view.image();
+    this.heartbeats = new BrokerHeartbeats(opts.clock, sessionTimeoutMs(image), suspectTimeoutMs(image));
   }
 
   get isActive(): boolean {
@@ -195,7 +209,10 @@ export class ControllerDriver {
   /** The monotonic time at which tick() has something to do, or undefined. */
   nextWakeMs(): number | undefined {
     const p = this.phase;
-    if (p.kind === 'active') return Math.min(p.fenceAtMs, p.rebalanceAtMs);
+    if (p.kind === 'active') {
+      const due = this.corroborationDueMs(p);
+      return Math.min(p.fenceAtMs, p.rebalanceAtMs, due ?? Infinity);
+    }
     if (p.kind === 'standby') return this.reactivateAtMs;
     return undefined;
   }
@@ -267,8 +284,12 @@ export class ControllerDriver {
       return;
     }
     if (p.kind !== 'active') return;
+    const due = this.corroborationDueMs(p);
     if (now >= p.fenceAtMs) {
       p.fenceAtMs = now + (this.opts.fenceCheckIntervalMs ?? 250);
+      this.checkSessions(p);
+    } else if (due !== undefined && now >= due) {
+      p.corroborationNotBeforeMs = now + CORROBORATION_RECHECK_MS;
       this.checkSessions(p);
     }
     if (now >= p.rebalanceAtMs) {
@@ -295,12 +316,13 @@ export class ControllerDriver {
 
   private activate(term: number): void {
     const image = this.opts.view.image();
-    this.heartbeats = new BrokerHeartbeats(this.opts.clock, sessionTimeoutMs(image));
+    this.heartbeats = new BrokerHeartbeats(this.opts.clock, sessionTimeoutMs(image), suspectTimeoutMs(image));
     this.heartbeats.resetAll(image.brokers.keys());
     const now = this.opts.clock.monotonicMs();
     this.phase = {
       kind: 'active', term, heartbeats: this.heartbeats,
       fenceAtMs: now + (this.opts.fenceCheckIntervalMs ?? 250), rebalanceAtMs: now + (this.opts.leaderRebalanceIntervalMs ?? 30_000),
+      corroborationNotBeforeMs: now,
     };
     this.counters.activations++;
     this.opts.logger.info({ term, metadataOffset: image.offset }, 'became the active controller');
@@ -424,9 +446,23 @@ export class ControllerDriver {
     if (this.inflight !== undefined) return;
     const image = this.opts.view.image();
     p.heartbeats.setSessionTimeoutMs(sessionTimeoutMs(image));
-    const live = [...image.brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
-    if (p.heartbeats.expired(live).length === 0) return;
+    p.heartbeats.setSuspectTimeoutMs(suspectTimeoutMs(image));
+    const { expired, corroborated } = brokersToFence({ image, heartbeats: p.heartbeats });
+    if (expired.length === 0 && corroborated.length === 0) return;
+    this.counters.corroboratedFences += corroborated.length;
     this.enqueue({ command: fenceExpiredBrokers, caller: { kind: 'internal', label: 'fenceExpiredBrokers' } });
+  }
+
+  /**
+   * When a reported broker's silence reaches the suspect timeout (not while a
+   * proposal is in flight: its outcome wakes the driver anyway, and a fence
+   * could not run before it).
+   */
+  private corroborationDueMs(p: Extract<Phase, { kind: 'active' }>): number | undefined {
+    if (this.inflight !== undefined) return undefined;
+    const live = [...this.opts.view.image().brokers.values()].filter((b) => !b.fenced).map((b) => b.brokerId);
+    const due = p.heartbeats.nextCorroborationAtMs(live);
+    return due === undefined ? undefined : Math.max(due, p.corroborationNotBeforeMs);
   }
 
   private rebalanceLeaders(): void {

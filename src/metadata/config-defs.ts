@@ -63,6 +63,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   def({ name: 'replica.lag.time.max.ms', type: 'long', defaultValue: '30000', min: 1, doc: 'A follower that has not caught up for this long leaves the ISR' }),
   def({ name: 'leader.replication.throttled.rate', type: 'long', defaultValue: '-1', min: -1, doc: 'Bytes/s a leader sends to replicas being added by a reassignment; -1 = no limit' }),
   def({ name: 'broker.session.timeout.ms', type: 'int', defaultValue: '9000', min: 1, doc: 'A broker whose heartbeats stop for this long is fenced' }),
+  def({ name: 'broker.suspect.timeout.ms', type: 'int', defaultValue: '1000', min: 0, doc: 'A broker whose heartbeats stop for this long is fenced at once when another broker reports its replica links to it down (docs/replication.md, Failover); 0 = only broker.session.timeout.ms fences' }),
   def({ name: 'auto.leader.rebalance.enable', type: 'boolean', defaultValue: 'true', doc: 'Move leadership back to preferred replicas when they return' }),
   def({ name: 'offsets.topic.replication.factor', type: 'int', defaultValue: '3', min: 1, doc: 'Replication factor of __consumer_offsets (capped at the live brokers)' }),
   def({ name: 'offsets.topic.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __consumer_offsets' }),

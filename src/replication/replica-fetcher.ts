@@ -24,6 +24,15 @@
 // next fetch opens a new one — whenever an answer may have been missed: a new
 // link, a failed or timed-out fetch, a session error from the leader.
 //
+// Leader reachability (fast failover, docs/replication.md "Failover"): each
+// fetcher tells `onLeaderLink` when its leader becomes unreachable — the link
+// failed or would not connect, or a request went unanswered leaderSilenceMs
+// past the time the leader may hold it (a fetch's maxWaitMs) — and when a
+// request is answered again (any answer, an error code included: the leader
+// is alive). The broker's heartbeats carry the unreachable leaders to the
+// controller, which fences a leader early only if it has also stopped
+// hearing from it. A stopped fetcher withdraws its report.
+//
 // Time: back-offs and idle waits read the injected Clock and sleep on the
 // injected Scheduler, so a simulation runs the fetchers on its own clock.
 
@@ -65,7 +74,20 @@ export interface FetcherOptions {
   readonly requestTimeoutMs?: number;
   /** Told of every follower append (stamped batches), so producer state follows the log (idempotence). */
   readonly onAppended?: (p: Partition, batches: Buffer) => void;
+  /** Told when the link to a leader goes down and when it answers again, on changes only (see the header). */
+  readonly onLeaderLink?: (leaderId: number, reachable: boolean) => void;
+  /** A request unanswered this long past the leader's own wait counts the leader unreachable (it still runs to its timeout). */
+  readonly leaderSilenceMs?: number;
 }
+
+/**
+ * Default of FetcherOptions.leaderSilenceMs. A dead process's links are reset
+ * by its kernel at once; this only decides when a SILENT leader (paused, cut
+ * off, powered off) is reported: three seconds after the fetch went out, a
+ * third of the broker session, so a GC pause or a stall of a loaded machine
+ * shorter than that never moves a leadership.
+ */
+export const LEADER_SILENCE_MS_DEFAULT = 2_500;
 
 interface FetchState {
   readonly p: Partition;
@@ -112,6 +134,8 @@ export class ReplicaFetcher {
   private readonly loop: Promise<void>;
   private readonly maxWaitMs: number;
   private readonly backoffMs: number;
+  /** What this fetcher last told onLeaderLink (it starts out reachable: nothing to report). */
+  private leaderReachable = true;
 
   constructor(readonly leaderId: number, readonly url: string, private readonly opts: FetcherOptions) {
     this.maxWaitMs = opts.maxWaitMs ?? 500;
@@ -144,6 +168,40 @@ export class ReplicaFetcher {
     this.poke();
     this.link?.close();
     await this.loop;
+    this.setLeaderReachable(true, true);
+  }
+
+  /** Whether the leader answered this fetcher's latest request (false: the link is down or silent). */
+  get reachable(): boolean {
+    return this.leaderReachable;
+  }
+
+  private setLeaderReachable(reachable: boolean, evenIfStopped = false): void {
+    if (reachable === this.leaderReachable || (this.stopped && !evenIfStopped)) return;
+    this.leaderReachable = reachable;
+    if (!reachable) this.opts.logger.info({ leader: this.leaderId, url: this.url }, 'leader unreachable; reporting it to the controller');
+    else if (!this.stopped) this.opts.logger.info({ leader: this.leaderId }, 'leader reachable again');
+    this.opts.onLeaderLink?.(this.leaderId, reachable);
+  }
+
+  /**
+   * One request to the leader: an answer marks it reachable; a link failure,
+   * or no answer leaderSilenceMs past `holdMs` (how long the leader may keep
+   * the request by design), marks it unreachable.
+   */
+  private async ask<T>(link: ClientLink, apiKey: number, body: object, holdMs: number, timeoutMs: number): Promise<T> {
+    const silenceMs = this.opts.leaderSilenceMs ?? LEADER_SILENCE_MS_DEFAULT;
+    const cancel = this.opts.scheduler.schedule(holdMs + silenceMs, () => this.setLeaderReachable(false));
+    try {
+      const res = await link.request<T>(apiKey, 0, body, timeoutMs);
+      this.setLeaderReachable(true);
+      return res;
+    } catch (err) {
+      this.setLeaderReachable(false);
+      throw err;
+    } finally {
+      cancel();
+    }
   }
 
   private poke(): void {
@@ -197,7 +255,13 @@ export class ReplicaFetcher {
     // The link times its connect and requests on this fetcher's scheduler (ClientLinkOptions.scheduler, from
     // lane transport's seam; a link without that option ignores it and uses real timers).
     const linkOptions = { factory: this.opts.factory ?? nodeFactory, clientId: `replica-${this.opts.brokerId}`, connectTimeoutMs: 5000, scheduler: this.opts.scheduler };
-    const link = await ClientLink.connect(this.url, linkOptions);
+    let link: ClientLink;
+    try {
+      link = await ClientLink.connect(this.url, linkOptions);
+    } catch (err) {
+      this.setLeaderReachable(false);
+      throw err;
+    }
     if (this.opts.sasl) {
       // The broker principal's login (and its KIP-368 renewals) on the fetch link; a refusal closes it and the fetcher backs off and retries.
       try {
@@ -247,8 +311,8 @@ export class ReplicaFetcher {
       replicaId: this.opts.brokerId,
       topics: this.groupByTopic(toAsk, (s) => ({ partition: s.p.index, currentLeaderEpoch: s.leaderEpoch, leaderEpoch: asked.get(s.p.key)! })),
     };
-    const res = await link.request<{ topics?: Array<{ name: string; partitions: EpochEndOffsetResponse[] }>; errorCode?: number }>(
-      ApiKey.OffsetForLeaderEpoch, 0, body, this.opts.requestTimeoutMs ?? 10_000);
+    const res = await this.ask<{ topics?: Array<{ name: string; partitions: EpochEndOffsetResponse[] }>; errorCode?: number }>(
+      link, ApiKey.OffsetForLeaderEpoch, body, 0, this.opts.requestTimeoutMs ?? 10_000);
     for (const t of res.topics ?? []) {
       for (const a of t.partitions) {
         const s = this.current(t.name, a.partition, sent);
@@ -329,7 +393,7 @@ export class ReplicaFetcher {
       ...(forgotten.length > 0 ? { forgotten: this.groupByTopic(forgotten, (s) => s.p.index) } : {}),
     };
     this.session = null; // until this answer is in: a failure from here on starts a new session
-    const res = await link.request<FetchResponse>(ApiKey.Fetch, 0, body, this.maxWaitMs + (this.opts.requestTimeoutMs ?? 10_000));
+    const res = await this.ask<FetchResponse>(link, ApiKey.Fetch, body, this.maxWaitMs, this.maxWaitMs + (this.opts.requestTimeoutMs ?? 10_000));
     if (res.errorCode === Errors.FETCH_SESSION_ID_NOT_FOUND.code || res.errorCode === Errors.INVALID_FETCH_SESSION_EPOCH.code) {
       this.opts.logger.debug({ leader: this.leaderId, errorCode: res.errorCode }, 'fetch session refused; opening a new one');
       return;

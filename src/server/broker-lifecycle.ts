@@ -12,6 +12,14 @@
 // Controlled shutdown asks with wantShutdown until the controller has moved
 // every leadership away (shouldShutdown) or shutdownTimeoutMs passes.
 //
+// Fast failover (docs/replication.md, "Failover"): every heartbeat also
+// names the brokers this broker's replica fetchers cannot reach right now
+// (leaderLink(), fed by the fetchers' onLeaderLink). When a leader becomes
+// unreachable the next heartbeat goes at once rather than after the
+// interval, so the controller hears of a dead leader within a round trip
+// and can fence it as soon as its own heartbeat stream from it has been
+// silent for broker.suspect.timeout.ms.
+//
 // The controller is reached through `call` (QuorumClient.controller in a
 // server, which follows NOT_CONTROLLER hints); errors of one heartbeat are
 // logged and the next one retries, so a controller failover only delays it.
@@ -55,6 +63,14 @@ export class BrokerLifecycle {
   private cancelBeat: (() => void) | undefined;
   private readonly waiters: Array<{ state: BrokerState; resolve: () => void }> = [];
   private beating = false;
+  /** A heartbeat is owed as soon as the one in flight ends (a leader became unreachable meanwhile). */
+  private beatAgain = false;
+  /**
+   * Leader id → how many of this broker's fetchers report it unreachable. A
+   * count, not a flag: a fetcher replaced for a new URL may withdraw its
+   * report after its successor made one.
+   */
+  private readonly unreachableLeaders = new Map<number, number>();
 
   constructor(private readonly opts: BrokerLifecycleOptions) {
     this.incarnationId = newIncarnationId(opts.rng);
@@ -98,6 +114,22 @@ export class BrokerLifecycle {
     this.stop();
   }
 
+  /** A replica fetcher's link to `leaderId` went down (false) or answers again (true). */
+  leaderLink(leaderId: number, reachable: boolean): void {
+    const n = (this.unreachableLeaders.get(leaderId) ?? 0) + (reachable ? -1 : 1);
+    if (n > 0) this.unreachableLeaders.set(leaderId, n);
+    else this.unreachableLeaders.delete(leaderId);
+    if (reachable || n !== 1 || this.brokerEpoch < 0 || this.stateNow === 'stopped') return;
+    // Tell the controller now: it fences a dead leader only once it has heard from a peer.
+    if (this.beating) this.beatAgain = true;
+    else this.schedule(0);
+  }
+
+  /** The brokers this broker's heartbeats report unreachable, in id order. */
+  get unreachableBrokers(): number[] {
+    return [...this.unreachableLeaders.keys()].sort((a, b) => a - b);
+  }
+
   /** Stops heartbeating at once (a crash-like stop; the session will expire). */
   stop(): void {
     this.cancelBeat?.();
@@ -125,7 +157,9 @@ export class BrokerLifecycle {
     } finally {
       this.beating = false;
     }
-    this.schedule(this.opts.heartbeatIntervalMs ?? 500);
+    const again = this.beatAgain;
+    this.beatAgain = false;
+    this.schedule(again ? 0 : this.opts.heartbeatIntervalMs ?? 500);
   }
 
   private async register(): Promise<void> {
@@ -146,6 +180,7 @@ export class BrokerLifecycle {
     const shutting = this.stateNow === 'shuttingDown';
     const a = await this.opts.call<HeartbeatAnswer>('brokerHeartbeat', {
       brokerId: this.opts.brokerId, brokerEpoch: this.brokerEpoch, currentMetadataOffset: this.opts.metadataOffset(), wantShutdown: shutting,
+      unreachableBrokers: this.unreachableBrokers,
     });
     if (a.errorCode === Errors.STALE_BROKER_EPOCH.code) {
       this.opts.logger.warn('the controller does not know this registration; registering again');

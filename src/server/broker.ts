@@ -209,6 +209,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     txnVerifier: () => ref.verifier,
     fetcher: {
       ...fetcherFactory(opts),
+      onLeaderLink: (leaderId, reachable) => ref.lifecycle?.leaderLink(leaderId, reachable), // fast failover: heartbeats report dead leaders
       ...(s.sasl?.interBroker ? { sasl: s.sasl.interBroker } : {}),
     },
   });

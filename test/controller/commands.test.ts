@@ -46,8 +46,8 @@ class Harness {
     expect(hb).to.include({ error: null, isFenced: false });
   }
 
-  heartbeat(id: number, wantShutdown = false) {
-    return this.run((c) => brokerHeartbeat(c, { brokerId: id, brokerEpoch: this.epochs.get(id)!, currentMetadataOffset: this.offset, wantShutdown }));
+  heartbeat(id: number, wantShutdown = false, unreachableBrokers: number[] = []) {
+    return this.run((c) => brokerHeartbeat(c, { brokerId: id, brokerEpoch: this.epochs.get(id)!, currentMetadataOffset: this.offset, wantShutdown, unreachableBrokers }));
   }
 }
 
@@ -113,6 +113,34 @@ describe('controller commands', () => {
       }
       h.run((c) => electPreferredLeaders(c, null));
       for (const p of preferredBy3) expect(h.image.topic('a')!.partitions.get(p)!.leader).to.equal(3);
+    });
+
+    it('fences a silent leader early once a follower reports it unreachable: its leaderships move inside the ISR, nothing else changes', () => {
+      const h = cluster(3);
+      h.heartbeats.setSuspectTimeoutMs(1000);
+      h.run((c) => createTopics(c, [{ name: 'a', numPartitions: 6, replicationFactor: 3, configs: {} }]));
+      const before = new Map(h.image.topic('a')!.partitions);
+      h.heartbeat(1);
+      h.heartbeat(2, false, [3]);
+      expect(h.run((c) => fenceExpiredBrokers(c)), 'broker 3 was heard from a moment ago').to.deep.equal([]);
+      h.clock.advance(1000);
+      h.heartbeat(1);
+      h.heartbeat(2, false, [1, 3]);
+      expect(h.run((c) => fenceExpiredBrokers(c)), 'broker 1 heartbeats: broker 2\'s word alone fences nobody').to.deep.equal([3]);
+      expect(h.image.brokers.get(3)!.fenced).to.equal(true);
+      expect(h.image.brokers.get(1)!.fenced).to.equal(false);
+      for (const [p, reg] of h.image.topic('a')!.partitions) {
+        const was = before.get(p)!;
+        expect(reg.isr).to.deep.equal(was.isr.filter((b) => b !== 3));
+        if (was.leader === 3) {
+          expect(was.isr, 'the new leader was in the ISR the old leader used').to.include(reg.leader);
+          expect(reg.leaderEpoch).to.equal(was.leaderEpoch + 1);
+        } else {
+          expect(reg.leader).to.equal(was.leader);
+        }
+      }
+      // Alive after all (a GC pause): its next heartbeat unfences it, and it rejoins the ISRs through its leaders.
+      expect(h.heartbeat(3)).to.include({ error: null, isFenced: false });
     });
 
     it('a new incarnation is fenced and leaves every ISR at once', () => {

@@ -4,7 +4,7 @@
 // an unknown outcome, reactivation, the fencing schedule).
 import { expect } from 'chai';
 import { ControllerDriver, type AnyCommand, type ControllerEffect } from '../../src/controller/controller-driver.js';
-import { registerBroker } from '../../src/controller/cluster-control.js';
+import { brokerHeartbeat, registerBroker } from '../../src/controller/cluster-control.js';
 import { imageWithRecords } from '../../src/metadata/delta.js';
 import { MetadataImage } from '../../src/metadata/image.js';
 import type { MetadataRecord } from '../../src/metadata/records.js';
@@ -166,6 +166,73 @@ describe('ControllerDriver', () => {
     t.driver.tick();
     const [fence] = only(t.take(), 'propose');
     expect(decodeMetadataRecords(fence!.data).some((r) => r.type === 'brokerRegistrationChange' && r.fenced === true)).to.equal(true);
+  });
+
+  it('fences a silent broker its peer reports the moment its silence reaches the suspect timeout, not at the next periodic check', () => {
+    const t = setup({ fenceCheckIntervalMs: 60_000 });
+    const bootstrap = activate(t);
+    t.driver.proposalDone(bootstrap.id, { ok: true, index: t.commit(bootstrap.data), term: 1 });
+    t.take();
+    const epochs = new Map<number, number>();
+    for (const id of [1, 2]) {
+      t.driver.submit((c) => registerBroker(c, { brokerId: id, incarnationId: `i${id}`, clusterId: 'c', endpoints: [], rack: null }));
+      const [reg] = only(t.take(), 'propose');
+      t.driver.proposalDone(reg!.id, { ok: true, index: t.commit(reg!.data), term: 1 });
+      t.take();
+      epochs.set(id, t.image.brokers.get(id)!.brokerEpoch);
+    }
+    // Heartbeats from caught-up brokers unfence them (the real command).
+    const beat = (id: number, unreachableBrokers: number[] = []): void => {
+      t.driver.submit((c) => brokerHeartbeat(c, { brokerId: id, brokerEpoch: epochs.get(id)!, currentMetadataOffset: 1_000, wantShutdown: false, unreachableBrokers }));
+      for (const p of only(t.take(), 'propose')) t.driver.proposalDone(p.id, { ok: true, index: t.commit(p.data), term: 1 });
+      t.take();
+    };
+    beat(1);
+    beat(2);
+    expect([...t.image.brokers.values()].every((b) => !b.fenced)).to.equal(true);
+    t.clock.advance(400);
+    beat(1);
+    t.clock.advance(300);
+    const periodic = t.driver.nextWakeMs()!;
+    expect(periodic, 'nothing is reported: the next wake is a periodic one (the rebalance, here)').to.be.at.least(t.clock.monotonicMs() + 29_000);
+    beat(2, [1]);
+    const due = t.driver.brokerHeartbeats.lastContact(1)! + 1000; // broker.suspect.timeout.ms's default
+    expect(t.driver.nextWakeMs(), 'the driver wakes when broker 1 becomes corroborated dead').to.equal(due);
+    expect(due).to.be.below(periodic);
+    t.clock.advance(due - 1 - t.clock.monotonicMs());
+    beat(2, [1]);
+    t.driver.tick();
+    expect(only(t.take(), 'propose'), 'a moment before the suspect timeout').to.have.length(0);
+    t.clock.advance(1);
+    t.driver.tick();
+    const [fence] = only(t.take(), 'propose');
+    const records = decodeMetadataRecords(fence!.data);
+    expect(records.filter((r) => r.type === 'brokerRegistrationChange').map((r) => [r.brokerId, r.fenced])).to.deep.equal([[1, true]]);
+    expect(t.driver.counters.corroboratedFences).to.equal(1);
+    expect(t.driver.brokerHeartbeats.isAlive(1), 'well within its session').to.equal(true);
+  });
+
+  it('a new active controller fences nobody early until it has heard reports itself and the suspect timeout passed', () => {
+    const t = setup({ fenceCheckIntervalMs: 60_000 });
+    const bootstrap = activate(t);
+    t.driver.proposalDone(bootstrap.id, { ok: true, index: t.commit(bootstrap.data), term: 1 });
+    t.take();
+    t.driver.submit((c) => registerBroker(c, { brokerId: 1, incarnationId: 'i1', clusterId: 'c', endpoints: [], rack: null }));
+    const [reg] = only(t.take(), 'propose');
+    t.driver.proposalDone(reg!.id, { ok: true, index: t.commit(reg!.data), term: 1 });
+    t.take();
+    t.driver.submit((c) => brokerHeartbeat(c, { brokerId: 1, brokerEpoch: c.image.brokers.get(1)!.brokerEpoch, currentMetadataOffset: 1_000, wantShutdown: false, unreachableBrokers: [2] }));
+    for (const p of only(t.take(), 'propose')) t.driver.proposalDone(p.id, { ok: true, index: t.commit(p.data), term: 1 });
+    t.take();
+    t.driver.roleChanged('follower', 2);
+    t.take();
+    t.clock.advance(5_000);
+    t.driver.roleChanged('leader', 3);
+    const [readIndex] = only(t.take(), 'readIndex');
+    t.driver.readDone(readIndex!.id, true);
+    t.take();
+    expect(t.driver.brokerHeartbeats.reportersOf(2), 'the old term\'s reports are gone').to.deep.equal([]);
+    expect(t.driver.nextWakeMs(), 'only the periodic deadlines').to.be.at.least(t.clock.monotonicMs() + 30_000);
   });
 
   it('a command that throws fails only its caller', () => {

@@ -212,4 +212,92 @@ describe('controller decisions', () => {
       expect(hb.expired([3]), 'unknown brokers are not alive').to.deep.equal([3]);
     });
   });
+
+  // The corroborated-death rule (decisions/broker-heartbeats.ts): the controller's own silence AND a live peer's report.
+  describe('corroborated broker death (fast failover)', () => {
+    const SESSION = 9000;
+    const SUSPECT = 1000;
+    function world() {
+      const clock = new ManualClock();
+      const hb = new BrokerHeartbeats(clock, SESSION, SUSPECT);
+      hb.resetAll([1, 2, 3]);
+      return { clock, hb };
+    }
+
+    it('fences a silent broker once a live peer reports it unreachable, at the suspect timeout and not before', () => {
+      const { clock, hb } = world();
+      clock.advance(300);
+      hb.touch(1);
+      hb.touch(2);
+      hb.report(2, [1]);
+      expect(hb.corroboratedDead([1, 2, 3]), 'the controller still hears broker 1').to.deep.equal([]);
+      expect(hb.nextCorroborationAtMs([1, 2, 3]), 'its silence reaches the suspect timeout then').to.equal(1300);
+      clock.advance(999);
+      hb.touch(2);
+      hb.report(2, [1]);
+      expect(hb.corroboratedDead([1, 2, 3])).to.deep.equal([]);
+      clock.advance(1);
+      expect(hb.corroboratedDead([1, 2, 3])).to.deep.equal([1]);
+      expect(hb.reportersOf(1)).to.deep.equal([2]);
+      expect(hb.expired([1, 2, 3]), 'no session expired: only the corroborated rule fences').to.deep.equal([]);
+    });
+
+    it('never fences a broker that heartbeats, whatever its peers say (a cut between two brokers is not a dead leader)', () => {
+      const { clock, hb } = world();
+      for (let t = 0; t < 20; t++) {
+        clock.advance(500);
+        for (const b of [1, 2, 3]) hb.touch(b);
+        hb.report(2, [1]);
+        hb.report(3, [1]);
+        expect(hb.corroboratedDead([1, 2, 3])).to.deep.equal([]);
+      }
+    });
+
+    it('never fences on silence alone: a broker nobody reports waits for its session', () => {
+      const { clock, hb } = world();
+      clock.advance(SESSION - 1);
+      expect(hb.corroboratedDead([1, 2, 3])).to.deep.equal([]);
+      expect(hb.nextCorroborationAtMs([1, 2, 3])).to.equal(undefined);
+      clock.advance(1);
+      expect(hb.expired([1, 2, 3])).to.deep.equal([1, 2, 3]);
+      expect(hb.corroboratedDead([1, 2, 3]), 'an expired broker is fenced by its session, counted once').to.deep.equal([]);
+    });
+
+    it('a report holds only while its reporter repeats it and is heard from: withdrawn, stale and self reports do not count', () => {
+      const { clock, hb } = world();
+      hb.report(2, [1]);
+      hb.report(3, [3]);
+      clock.advance(1000);
+      hb.touch(2);
+      hb.report(2, []);
+      expect(hb.corroboratedDead([1, 2, 3]), 'broker 2 withdrew its report; broker 3 reported itself').to.deep.equal([]);
+      hb.touch(2);
+      hb.report(2, [1]);
+      clock.advance(SUSPECT);
+      expect(hb.corroboratedDead([1, 3]), 'broker 2 has not repeated its report within the suspect timeout: it may be dead itself').to.deep.equal([]);
+      hb.touch(3);
+      hb.report(3, [1]);
+      expect(hb.corroboratedDead([1, 2])).to.deep.equal([1]);
+      hb.remove(3);
+      expect(hb.corroboratedDead([1, 2]), 'an unregistered reporter\'s reports go with it').to.deep.equal([]);
+    });
+
+    it('is off with a suspect timeout of 0 or not below the session, and a new controller starts without reports', () => {
+      const { clock, hb } = world();
+      hb.report(2, [1]);
+      clock.advance(2000);
+      hb.touch(2);
+      hb.report(2, [1]);
+      expect(hb.corroboratedDead([1])).to.deep.equal([1]);
+      hb.setSuspectTimeoutMs(0);
+      expect(hb.corroboratedDead([1])).to.deep.equal([]);
+      hb.setSuspectTimeoutMs(SESSION);
+      expect(hb.corroboratedDead([1])).to.deep.equal([]);
+      expect(hb.nextCorroborationAtMs([1])).to.equal(undefined);
+      hb.setSuspectTimeoutMs(SUSPECT);
+      hb.resetAll([1, 2, 3]);
+      clock.advance(SUSPECT);
+      expect(hb.corroboratedDead([1]), 'reports made to an earlier controller are gone').to.deep.equal([]);
+    });
+  });
 });

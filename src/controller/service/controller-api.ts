@@ -23,6 +23,8 @@ import { createAcls, deleteAcls } from '../acl-control.js';
 import { parseCreateAclsRequest, parseDeleteAclsRequest } from '../../protocol/apis/acls.js';
 
 const bad = badRequest;
+/** More brokers than a heartbeat may report unreachable (a cluster has far fewer). */
+const UNREACHABLE_BROKERS_MAX = 10_000;
 
 function errorFields(error: ErrorInfo | null, message?: string): { errorCode: number; errorMessage: string | null } {
   return error ? { errorCode: error.code, errorMessage: message ? `${error.name}: ${message}` : error.message } : { errorCode: 0, errorMessage: null };
@@ -42,7 +44,12 @@ export function createControllerApi(controller: QuorumController): (api: string,
       return res.error ? errorFields(res.error, res.message) : { ...errorFields(null), brokerEpoch: res.brokerEpoch };
     },
     brokerHeartbeat: async (b) => {
-      const req = { brokerId: int(b, 'brokerId'), brokerEpoch: int(b, 'brokerEpoch'), currentMetadataOffset: int(b, 'currentMetadataOffset'), wantShutdown: bool(b, 'wantShutdown', false) };
+      const req = {
+        brokerId: int(b, 'brokerId'), brokerEpoch: int(b, 'brokerEpoch'), currentMetadataOffset: int(b, 'currentMetadataOffset'), wantShutdown: bool(b, 'wantShutdown', false),
+        // Absent from brokers that predate fast failover: they report nothing.
+        unreachableBrokers: b.unreachableBrokers === undefined || b.unreachableBrokers === null ? [] : ints(b.unreachableBrokers, 'unreachableBrokers'),
+      };
+      if (req.unreachableBrokers.length > UNREACHABLE_BROKERS_MAX) throw bad(`unreachableBrokers lists more than ${UNREACHABLE_BROKERS_MAX} brokers`);
       const res = await controller.submit((c) => brokerHeartbeat(c, req));
       return res.error ? errorFields(res.error, res.message) : { ...errorFields(null), isFenced: res.isFenced, isCaughtUp: res.isCaughtUp, shouldShutdown: res.shouldShutdown };
     },

@@ -19,7 +19,8 @@ import type { MetadataImage } from '../../metadata/image.js';
 import type { MetadataStateMachine } from '../../metadata/state-machine.js';
 import type { CommandContext, CommandResult } from '../context.js';
 import type { ConfChange, Membership } from '../../raft/types.js';
-import { ControllerDriver, describeRefusal, type CommandOutcome, type ControllerDriverOptions, type ControllerEffect } from '../controller-driver.js';
+import { ControllerDriver, describeRefusal, type CommandOutcome, type ControllerCounters, type ControllerDriverOptions, type ControllerEffect } from '../controller-driver.js';
+import type { BrokerHeartbeats } from '../decisions/broker-heartbeats.js';
 import { ObserverMembership } from './observer-membership.js';
 import { ControllerMembership, type ControllerChangeResult, type MembershipQuorum } from './controller-membership.js';
 
@@ -83,6 +84,16 @@ export class QuorumController {
 
   get isActive(): boolean {
     return this.driver.isActive;
+  }
+
+  /** The driver's counters (activations, batches, barriers, corroborated fences), for metrics and simulations. */
+  get counters(): Readonly<ControllerCounters> {
+    return this.driver.counters;
+  }
+
+  /** The active term's view of broker liveness (sessions and peers' reports), read-only use. */
+  get brokerHeartbeats(): BrokerHeartbeats {
+    return this.driver.brokerHeartbeats;
   }
 
   /** The committed image (for queries that need no linearizability). */
