@@ -5,7 +5,8 @@
 //
 // Overrides for a custom size: --records N, --seconds S, --rates R1,R2,
 // --e2e-seconds S, --e2e-warmup-seconds S, --parallel N (0 leaves out the parallel produce and the
-// group consume), --only KEY,KEY (just those deployments, e.g. kafka-r1,sluice-rf3-client),
+// group consume), --only KEY,KEY (just those deployments, e.g. kafka-r1,sluice-rf3-client;
+// `perf-tools` among them selects the perf-tool section: `--only perf-tools` runs it alone),
 // --perf-tools on|off (Kafka's perf tools on Sluice's Kafka listener and on Kafka R3, same
 // flags; default on when both sluice and kafka are selected and --only is not given),
 // --perf-records N (records per perf-tool run). `--render FILE.json` runs nothing: it writes the .md and
@@ -21,6 +22,8 @@ import { DEPLOYMENT_KEYS, PROFILES, SYSTEM_FILTERS, type DeploymentKey, type Pro
 import { runSuite } from './runner.js';
 
 export const DEFAULT_OUT_DIR = 'bench-results';
+/** The perf-tool section's name in --only. */
+export const PERF_TOOLS_KEY = 'perf-tools';
 
 export interface CompareArgs {
   readonly profile: Profile;
@@ -28,8 +31,8 @@ export interface CompareArgs {
   readonly outDir: string;
   /** A results JSON to re-render instead of running. */
   readonly render?: string;
-  /** Only these deployments (empty: all of the selected systems). */
-  readonly only: readonly DeploymentKey[];
+  /** Only these deployments (null: all of the selected systems). */
+  readonly only: readonly DeploymentKey[] | null;
   readonly perfTools: boolean;
 }
 
@@ -72,16 +75,21 @@ export function parseCompareArgs(argv: readonly string[]): CompareArgs {
     e2eRates: rates ?? base.e2eRates,
     perfToolRecords: count('--perf-records', 1) ?? base.perfToolRecords ?? base.records,
   };
-  const only = (values.get('--only') ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  const unknown = only.filter((k) => !(DEPLOYMENT_KEYS as readonly string[]).includes(k));
-  if (unknown.length > 0) throw new UsageError(`--only takes deployment keys (${DEPLOYMENT_KEYS.join(', ')}); unknown: ${unknown.join(', ')}`);
+  const onlyText = values.get('--only');
+  const onlyList = (onlyText ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const unknown = onlyList.filter((k) => k !== PERF_TOOLS_KEY && !(DEPLOYMENT_KEYS as readonly string[]).includes(k));
+  if (unknown.length > 0 || (onlyText !== undefined && onlyList.length === 0)) {
+    throw new UsageError(`--only takes deployment keys (${DEPLOYMENT_KEYS.join(', ')}) and ${PERF_TOOLS_KEY}; unknown: ${unknown.join(', ')}`);
+  }
+  const only = onlyText === undefined ? null : onlyList.filter((k) => k !== PERF_TOOLS_KEY) as DeploymentKey[];
   const perf = values.get('--perf-tools');
   if (perf !== undefined && perf !== 'on' && perf !== 'off') throw new UsageError('--perf-tools must be on or off');
-  const perfTools = perf === undefined ? only.length === 0 && systems.includes('sluice') && systems.includes('kafka') : perf === 'on';
+  const perfTools = perf !== undefined ? perf === 'on'
+    : onlyText !== undefined ? onlyList.includes(PERF_TOOLS_KEY) : systems.includes('sluice') && systems.includes('kafka');
   const render = values.get('--render');
   return {
     profile, systems: systems as SystemFilter[], outDir: values.get('--out') ?? DEFAULT_OUT_DIR, ...(render !== undefined ? { render } : {}),
-    only: only as DeploymentKey[], perfTools,
+    only, perfTools,
   };
 }
 
@@ -114,7 +122,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${renderMarkdown(results)}\nReport:  ${base}.md\nHTML:    ${base}.html\n`);
     return 0;
   }
-  const results = await runSuite({ profile: args.profile, systems: args.systems, only: args.only, perfTools: args.perfTools });
+  const results = await runSuite({ profile: args.profile, systems: args.systems, ...(args.only !== null ? { only: args.only } : {}), perfTools: args.perfTools });
   const files = writeReports(results, args.outDir);
   process.stdout.write(`${renderMarkdown(results)}\nResults: ${files.json}\nReport:  ${files.md}\nHTML:    ${files.html}\n`);
   if (results.failures > 0) process.stderr.write(`bench compare: ${results.failures} workload(s) failed (see the report)\n`);

@@ -42,7 +42,7 @@ export interface RunOptions {
   readonly profile: Profile;
   /** Which systems run; default all. */
   readonly systems?: readonly SystemFilter[];
-  /** Only these deployments (of the selected systems); default every one. */
+  /** Only these deployments (of the selected systems; [] none); default every one. */
   readonly only?: readonly DeploymentKey[];
   /** Default the full catalogue (tests pass their own). */
   readonly deployments?: readonly DeploymentEntry[];
@@ -86,7 +86,7 @@ export async function runSuite(opts: RunOptions): Promise<SuiteResults> {
   const plan = planWorkloads(opts.profile);
   const sink = progressSink(opts.progress ?? 'auto');
   const systems = new Set(opts.systems ?? SYSTEM_FILTERS);
-  const only = opts.only !== undefined && opts.only.length > 0 ? new Set(opts.only) : null;
+  const only = opts.only !== undefined ? new Set(opts.only) : null;
   const deployments: DeploymentResult[] = [];
   let perfTools: PerfToolsResult | undefined;
   sink.log(`bench compare (${opts.profile.name}): ${describeMachine(machine)}`);

@@ -35,7 +35,7 @@ export function sendWindowRecords(valueBytes: number): number {
 
 /** Runs the producers; the result and the records acknowledged per partition. */
 export async function produceWithClient(
-  bootstrap: readonly string[], topic: string, acks: -1 | 1, options: ClientProducerOptions, spec: ProduceSpec, progress: Progress,
+  bootstrap: readonly string[], topic: string, warmupTopic: string, acks: -1 | 1, options: ClientProducerOptions, spec: ProduceSpec, progress: Progress,
 ): Promise<{ result: ThroughputResult; acked: number[] }> {
   const clients = Array.from({ length: spec.producers }, (_, i) => new Client({ bootstrap: [...bootstrap], clientId: `bench-producer-${i}` }));
   const producers = clients.map((c) => c.producer({ acks, idempotent: acks === -1, ...options }));
@@ -44,8 +44,9 @@ export async function produceWithClient(
   let claimed = 0;
   let failure: unknown = null;
   try {
-    // Metadata and (idempotent) producer ids before the clock: one record each, not counted; the topic is fresh.
-    await Promise.all(producers.map((p, i) => p.send({ topic, messages: [{ value: Buffer.alloc(spec.valueBytes), partition: i }] })));
+    // Connections and (idempotent) producer ids before the clock: one record each to `warmupTopic` (a topic of
+    // its own with at least spec.producers partitions, so the measured topic holds exactly what is counted).
+    await Promise.all(producers.map((p, i) => p.send({ topic: warmupTopic, messages: [{ value: Buffer.alloc(spec.valueBytes), partition: i }] })));
     const m = new ThroughputMeter();
     const deadline = performance.now() + spec.seconds * 1000;
     await Promise.all(producers.map(async (p, i) => {

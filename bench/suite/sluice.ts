@@ -57,6 +57,7 @@ export class SluiceDeployment implements Deployment {
   private lastWritten: WrittenTopic | null = null;
   private topicSeq = 0;
   private kafkaDriver: KafkaClientDriver | null = null;
+  private readonly warmupTopics = new Set<string>();
 
   constructor(readonly config: SluiceConfig) {}
 
@@ -99,7 +100,7 @@ export class SluiceDeployment implements Deployment {
     if (this.driver !== 'raw') {
       const { result, acked } = this.kafkaDriver !== null
         ? await this.kafkaDriver.produce(topic.name, spec, progress)
-        : await produceWithClient(this.brokerUrls(), topic.name, this.config.acks, this.config.producer ?? {}, spec, progress);
+        : await produceWithClient(this.brokerUrls(), topic.name, await this.warmupTopic(spec.producers), this.config.acks, this.config.producer ?? {}, spec, progress);
       this.lastWritten = { name: topic.name, valueBytes: spec.valueBytes, ends: acked };
       return result;
     }
@@ -151,6 +152,7 @@ export class SluiceDeployment implements Deployment {
     this.cluster = null;
     this.lastWritten = null;
     this.kafkaDriver = null;
+    this.warmupTopics.clear();
     await cluster?.cleanup();
   }
 
@@ -179,6 +181,17 @@ export class SluiceDeployment implements Deployment {
     const rf = this.config.replicationFactor;
     await createTopic(await this.conn(this.brokerUrls()[0]!), name, partitions, rf, { 'min.insync.replicas': rf === 3 ? '2' : '1' });
     return { name, leaders: await this.leaderUrls(name) };
+  }
+
+  /** A topic with `partitions` partitions for the producers' warm-up records (made once per count). */
+  private async warmupTopic(partitions: number): Promise<string> {
+    const name = `bench-warmup-${partitions}`;
+    if (!this.warmupTopics.has(name)) {
+      const rf = this.config.replicationFactor;
+      await createTopic(await this.conn(this.brokerUrls()[0]!), name, partitions, rf, { 'min.insync.replicas': rf === 3 ? '2' : '1' });
+      this.warmupTopics.add(name);
+    }
+    return name;
   }
 
   private async leaderUrls(topic: string): Promise<string[]> {

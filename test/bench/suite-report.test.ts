@@ -122,7 +122,7 @@ describe('bench suite: Markdown report', () => {
     const md = renderMarkdown(r);
     expect(md).to.include('| workload | Sluice RF=3 acks=all | NATS JetStream R3 | Sluice × |');
     expect(md).to.include('|---|---:|---:|---:|');
-    expect(md).to.include('### Targets (issue 8)');
+    expect(md).to.include('### Targets (issues 8 and 19)');
     expect(md).to.not.include('### Failures');
   });
 
