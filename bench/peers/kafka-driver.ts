@@ -15,6 +15,7 @@
 // start-up excluded) are reported beside each result: the client cost.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,11 +43,29 @@ export const PERF_TOOLS = {
   consumer: 'org.apache.kafka.tools.ConsumerPerformance',
 } as const;
 
-/** Why the Kafka jars or the compiled driver are missing here (run make bench-peers), or null. */
+const KAFKA_POM = path.join(REPO_ROOT, 'bench/peers/kafka/pom.xml');
+const DRIVER_SRC = path.join(REPO_ROOT, 'bench/peers/kafka/java/src');
+
+/** scripts/bench-peers.sh's stamp: the first 16 hex digits of the SHA-256 of the files' contents, in path order. */
+export function inputsHash(files: readonly string[]): string {
+  const h = createHash('sha256');
+  for (const f of files) h.update(fs.readFileSync(f));
+  return h.digest('hex').slice(0, 16);
+}
+
+function javaSources(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.java')).map((f) => path.join(dir, f)).sort();
+}
+
+/** Why the Kafka jars or the compiled driver are missing (or stale) here (run make bench-peers), or null. */
 export function kafkaJarsMissing(): string | null {
   if (spawnSync('java', ['-version'], { timeout: 10_000 }).status !== 0) return 'java is not on PATH (a JDK 17+ runs Kafka and its client)';
   if (!fs.existsSync(path.join(KAFKA_LIB, '.stamp'))) return `no Kafka jars in ${KAFKA_LIB} (run make bench-peers: it fetches bench/peers/kafka/pom.xml with Maven)`;
   if (!fs.existsSync(path.join(DRIVER_CLASSES, '.stamp'))) return `the Java driver is not compiled in ${DRIVER_CLASSES} (run make bench-peers)`;
+  try {
+    const want = inputsHash([KAFKA_POM, ...javaSources(DRIVER_SRC)]);
+    if (fs.readFileSync(path.join(DRIVER_CLASSES, '.stamp'), 'utf8').trim() !== want) return `the Java driver in ${DRIVER_CLASSES} is older than its source (run make bench-peers)`;
+  } catch { /* no source tree next to the build (an installed copy): use what is compiled */ }
   return null;
 }
 
@@ -240,6 +259,88 @@ export class KafkaClientDriver {
       return latencyOfFile(file, spec.ratePerS, Math.max(1e-6, Number(r.sentSeconds) - spec.warmupSeconds));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The node id leading `topic`-`partition` (-1: none) and its ISR size, as Kafka's Admin API describes it. */
+export async function partitionLeader(bootstrap: string, topic: string, partition: number): Promise<{ leader: number; isr: number }> {
+  const r = await runDriver('leader', driverArgs({ bootstrap, topic, partition }), DRIVER_GRACE_MS);
+  return { leader: Number(r.leader), isr: Number(r.isr) };
+}
+
+/** One acknowledgement after a gap without any (failover measurements), on the driver's wall clock (ms since the epoch). */
+export interface AckAfterGap {
+  readonly atMs: number;
+  readonly gapFromMs: number;
+}
+
+/**
+ * A paced acks=all producer on partition 0 of a topic (driver mode `paced`),
+ * running in its own JVM until stop(): what a failover measurement kills a
+ * leader under. `gaps` fills as acknowledgements resume after a gap of at
+ * least `gapMs`; `sendErrors` counts failed sends (the run goes on).
+ */
+export class PacedKafkaProducer {
+  readonly gaps: AckAfterGap[] = [];
+  sendErrors = 0;
+  private started: Promise<void>;
+  private readonly run: Promise<JvmRun>;
+  private readonly child: ChildProcess;
+
+  constructor(bootstrap: string, topic: string, opts: { readonly ratePerS: number; readonly gapMs: number; readonly secondsMax: number; readonly producer?: Readonly<Record<string, string>> }) {
+    const cp = `${KAFKA_LIB}/*${path.delimiter}${DRIVER_CLASSES}`;
+    const args = driverArgs({ bootstrap, topic, rate: opts.ratePerS, seconds: opts.secondsMax, gapMs: opts.gapMs }, { acks: 'all', ...opts.producer });
+    this.child = spawn('java', [...DRIVER_JVM_OPTS, '-cp', cp, DRIVER_MAIN, 'paced', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    live.add(this.child);
+    let markStarted!: () => void;
+    this.started = new Promise((resolve) => { markStarted = resolve; });
+    let partial = '';
+    let output = '';
+    this.child.stdout!.on('data', (b: Buffer) => {
+      const lines = (partial + b.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const t = line.trim();
+        if (!t.startsWith('{')) continue;
+        try {
+          const e = JSON.parse(t) as { event: string; atMs?: number; gapFromMs?: number };
+          if (e.event === 'started') markStarted();
+          else if (e.event === 'ack' && e.atMs !== undefined && e.gapFromMs !== undefined) this.gaps.push({ atMs: e.atMs, gapFromMs: e.gapFromMs });
+          else if (e.event === 'send-error') this.sendErrors++;
+        } catch { /* not a driver line */ }
+      }
+    });
+    this.child.stderr!.on('data', (b: Buffer) => { output = (output + b.toString('utf8')).slice(-OUTPUT_CHARS_KEPT); });
+    this.run = new Promise((resolve) => {
+      this.child.once('close', (code) => {
+        live.delete(this.child);
+        markStarted();
+        resolve({ status: code, output, timedOut: false });
+      });
+    });
+  }
+
+  /** Resolves once the producer sends (metadata loaded); throws when the JVM exited first. */
+  async whenSending(timeoutMs = DRIVER_GRACE_MS): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.started, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('the paced producer did not start')), timeoutMs); })])
+      .finally(() => clearTimeout(timer));
+    if (this.child.exitCode !== null) throw new Error(`the paced producer exited ${this.child.exitCode}: ${(await this.run).output.slice(-800)}`);
+  }
+
+  /** Ends the run (closes its stdin), waits for the JVM, kills it by PID after `timeoutMs`. */
+  async stop(timeoutMs = 30_000): Promise<void> {
+    this.child.stdin?.end();
+    const timer = setTimeout(() => {
+      if (this.child.pid !== undefined && this.child.exitCode === null) {
+        try { process.kill(this.child.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    }, timeoutMs);
+    try {
+      await this.run;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

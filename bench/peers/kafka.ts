@@ -16,6 +16,10 @@
 // with SLUICE_BENCH_KAFKA_HEAP, e.g. 512m). The e2e workload's producer uses
 // linger.ms=0 on every system (the low-latency setting; Sluice's too).
 //
+// For failover measurements (bench/failover.bench.ts, issue 19): leaderOf(),
+// killNode() (SIGKILL by PID), restartNode() and pacedProducer() (acks=all,
+// acknowledgement gaps as they happen) on a started KafkaDeployment.
+//
 // Invariants: produce() and e2e() write into a fresh topic (a partition per
 // producer; one for e2e), consume() reads back what the last produce()
 // acknowledged per partition; stop() stops every node by PID (SIGTERM, then
@@ -28,7 +32,9 @@ import path from 'node:path';
 import { freePorts } from '../../test/integration/harness.js';
 import { assert } from '../../src/util/assert.js';
 import type { Availability, ConsumeSpec, Deployment, E2eSpec, LatencyResult, ProduceSpec, Progress, ThroughputResult } from '../suite/types.js';
-import { KAFKA_LIB, KafkaClientDriver, kafkaJarsMissing, kafkaVersion, runJvm, waitForKafkaBrokers, type KafkaClientConfig } from './kafka-driver.js';
+import {
+  KAFKA_LIB, KafkaClientDriver, PacedKafkaProducer, kafkaJarsMissing, kafkaVersion, partitionLeader, runJvm, waitForKafkaBrokers, type KafkaClientConfig,
+} from './kafka-driver.js';
 import { ServerProcess, removeDir } from './server-process.js';
 
 const START_TIMEOUT_MS = 90_000;
@@ -121,6 +127,8 @@ export function serverProperties(n: NodePorts, all: readonly NodePorts[], dataDi
 export class KafkaDeployment implements Deployment {
   readonly system = 'apache-kafka' as const;
   private servers: ServerProcess[] = [];
+  /** Each node's java command line (kept for restartNode). */
+  private serverArgs: string[][] = [];
   private nodes: NodePorts[] = [];
   private root: string | undefined;
   private driver: KafkaClientDriver | undefined;
@@ -156,7 +164,8 @@ export class KafkaDeployment implements Deployment {
         const r = await runJvm(['-Xmx256m'], cp, 'kafka.tools.StorageTool', ['format', '-t', clusterId, '-c', file], FORMAT_TIMEOUT_MS);
         if (r.status !== 0) throw new Error(`kafka.tools.StorageTool format -c ${file} failed: ${r.output.trim().slice(-800)}`);
       }
-      this.servers = this.nodes.map((n, i) => new ServerProcess(`kafka-${n.id}`, 'java', [...serverJvmOpts(), '-cp', cp, 'kafka.Kafka', files[i]!]));
+      this.serverArgs = files.map((file) => [...serverJvmOpts(), '-cp', cp, 'kafka.Kafka', file]);
+      this.servers = this.nodes.map((n, i) => new ServerProcess(`kafka-${n.id}`, 'java', this.serverArgs[i]!));
       for (const s of this.servers) s.start();
       await Promise.race([
         waitForKafkaBrokers(this.bootstrap, this.config.nodes, START_TIMEOUT_MS),
@@ -180,6 +189,50 @@ export class KafkaDeployment implements Deployment {
 
   serverPids(): readonly number[] {
     return this.servers.map((s) => s.pid).filter((pid): pid is number => pid !== undefined);
+  }
+
+  // ---- node control, for failover measurements (bench/failover.bench.ts)
+
+  /** Node ids, 1..nodes. */
+  get nodeIds(): number[] {
+    return this.nodes.map((n) => n.id);
+  }
+
+  /** The PID of node `id` while it runs. */
+  pidOf(id: number): number | undefined {
+    return this.servers[id - 1]?.pid;
+  }
+
+  /** Creates a fresh topic (RF = nodes, min ISR 2 on R3) with a full ISR; its name. */
+  createTopic(kind: string, partitions: number): Promise<string> {
+    return this.freshTopic(kind, partitions);
+  }
+
+  /** The node leading `topic`-`partition` (-1: none) and the ISR size. */
+  leaderOf(topic: string, partition = 0): Promise<{ leader: number; isr: number }> {
+    return partitionLeader(this.bootstrap, topic, partition);
+  }
+
+  /** SIGKILL of node `id` by PID; resolves once it has exited. */
+  async killNode(id: number): Promise<void> {
+    const s = this.servers[id - 1];
+    if (!s) throw new Error(`no Kafka node ${id}`);
+    await s.kill();
+  }
+
+  /** Starts node `id` again on its data dir and ports (after killNode); does not wait for it to rejoin. */
+  restartNode(id: number): void {
+    const old = this.servers[id - 1];
+    if (!old) throw new Error(`no Kafka node ${id}`);
+    if (old.running) throw new Error(`Kafka node ${id} is running`);
+    const s = new ServerProcess(old.name, 'java', this.serverArgs[id - 1]!);
+    this.servers[id - 1] = s;
+    s.start();
+  }
+
+  /** A paced acks=all producer on partition 0 of `topic`, in its own JVM (see PacedKafkaProducer). */
+  pacedProducer(topic: string, opts: { readonly ratePerS: number; readonly gapMs: number; readonly secondsMax: number }): PacedKafkaProducer {
+    return new PacedKafkaProducer(this.bootstrap, topic, { ...opts, producer: this.config.producer });
   }
 
   externalClientCpuSeconds(): number {

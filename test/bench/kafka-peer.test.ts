@@ -14,7 +14,8 @@ import path from 'node:path';
 import {
   driverArgs, latencyOfFile, parseConsumerPerf, parseDriverLine, parseProducerPerf, throughputOf,
 } from '../../bench/peers/kafka-driver.js';
-import { kafkaAvailability, kafkaR1, newClusterId, serverProperties } from '../../bench/peers/kafka.js';
+import { kafkaAvailability, kafkaR1, newClusterId, serverProperties, type KafkaDeployment } from '../../bench/peers/kafka.js';
+import { waitFor } from '../integration/harness.js';
 import { sluiceRf3KafkaClient } from '../../bench/suite/sluice.js';
 import type { Deployment } from '../../bench/suite/types.js';
 import { isAlive } from '../../bench/suite/runner.js';
@@ -148,6 +149,35 @@ describe('bench peers: Apache Kafka R1 and the Java driver', function () {
 
   it('runs the suite\'s workloads on Kafka R1 (produce, consume, a group, e2e) and stops every node', async () => {
     await exercise(kafkaR1(), true);
+  });
+
+  it('kills and restarts a node by PID under a paced acks=all producer, which reports the gap in acknowledgements', async () => {
+    const d = kafkaR1() as KafkaDeployment;
+    let pids: readonly number[] = [];
+    try {
+      await d.start();
+      const topic = await d.createTopic('failover', 1);
+      expect((await d.leaderOf(topic)).leader).to.equal(1);
+      const p = d.pacedProducer(topic, { ratePerS: 200, gapMs: 200, secondsMax: 180 });
+      try {
+        await p.whenSending();
+        const pid = d.pidOf(1)!;
+        await d.killNode(1);
+        expect(isAlive(pid), 'the node is gone after killNode').to.equal(false);
+        const killedAtMs = performance.timeOrigin + performance.now();
+        d.restartNode(1);
+        expect(d.pidOf(1)).to.not.equal(pid);
+        await waitFor('acknowledgements to resume after the restart', () => p.gaps.some((g) => g.atMs > killedAtMs), { timeoutMs: 120_000, intervalMs: 100 });
+        const gap = p.gaps.find((g) => g.atMs > killedAtMs)!;
+        expect(gap.gapFromMs).to.be.at.most(killedAtMs + 1); // the last acknowledgement before the gap came before the kill
+      } finally {
+        await p.stop();
+      }
+      pids = d.serverPids();
+    } finally {
+      await d.stop();
+    }
+    expect(pids.filter(isAlive)).to.deep.equal([]);
   });
 
   it('drives Sluice\'s Kafka listener with the same Java client', async () => {

@@ -13,6 +13,8 @@
 //   produce   bootstrap topic producers records seconds valueBytes [p.<config>=v]
 //   consume   bootstrap topic ends=e0,e1,.. consumers seconds [groupId]
 //   e2e       bootstrap topic rate seconds warmupSeconds valueBytes latencyFile [p.<config>=v]
+//   leader    bootstrap topic partition          the partition's leader's node id
+//   paced     bootstrap topic rate seconds gapMs [p.<config>=v]   (failover: acks over time)
 //
 // Output: JSON lines on stdout, {"event":"progress","done":N} every 250 ms
 // and one {"event":"result",...} at the end; any failure prints
@@ -25,7 +27,12 @@
 // partition's records below its end offset once; e2e's values carry
 // System.nanoTime() at send in their first 8 bytes and producer and consumer
 // share this JVM's clock; only records sent after the warm-up are written to
-// latencyFile (int32 microseconds, little endian).
+// latencyFile (int32 microseconds, little endian). `paced` sends to partition
+// 0 at `rate` until stdin closes or `seconds` pass, printing
+// {"event":"ack","atMs":..} for the first acknowledgement after every gap of
+// at least `gapMs` without one ({"gapFromMs":..} says when the gap began),
+// {"event":"send-error",..} for every failed send (the run goes on: a
+// failover is expected), and a result with acked/failed counts at the end.
 package sluice.bench;
 
 import java.io.DataOutputStream;
@@ -87,6 +94,8 @@ public final class KafkaBench {
         case "produce": produce(a); break;
         case "consume": consume(a); break;
         case "e2e": e2e(a); break;
+        case "leader": leader(a); break;
+        case "paced": paced(a); break;
         default: throw new IllegalArgumentException("unknown mode " + argv[0]);
       }
       System.out.flush();
@@ -398,6 +407,74 @@ public final class KafkaBench {
     }
     meter.records.addAndGet(n);
     meter.bytes.addAndGet(bytes);
+  }
+
+  // ------------------------------------------------------------------ failover helpers
+
+  private static void leader(Map<String, String> a) throws Exception {
+    String topic = need(a, "topic");
+    int partition = (int) num(a, "partition");
+    try (Admin admin = Admin.create(adminProps(a))) {
+      TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+      TopicPartitionInfo p = d.partitions().get(partition);
+      int leader = p.leader() == null ? -1 : p.leader().id();
+      System.out.println("{\"event\":\"result\",\"leader\":" + leader + ",\"isr\":" + p.isr().size() + "}");
+    }
+  }
+
+  private static double epochMs() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1000.0 + now.getNano() / 1e6;
+  }
+
+  private static void paced(Map<String, String> a) throws Exception {
+    String topic = need(a, "topic");
+    double rate = Double.parseDouble(need(a, "rate"));
+    double seconds = Double.parseDouble(need(a, "seconds"));
+    double gapMs = Double.parseDouble(a.getOrDefault("gapMs", "100"));
+    AtomicLong acked = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
+    double[] lastAckMs = {epochMs()};
+    // stdin closing (the bench ending the run) stops the sending.
+    Thread stdin = new Thread(() -> {
+      try {
+        while (System.in.read() >= 0) { /* ignore input */ }
+      } catch (IOException ignored) { /* closed */ }
+    }, "stdin");
+    stdin.setDaemon(true);
+    stdin.start();
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(a))) {
+      producer.partitionsFor(topic);
+      byte[] value = new byte[100];
+      long start = System.nanoTime();
+      long endNs = start + (long) (seconds * 1e9);
+      long sent = 0;
+      System.out.println("{\"event\":\"started\",\"atMs\":" + epochMs() + "}");
+      while (stdin.isAlive() && System.nanoTime() < endNs) {
+        long due = (long) ((System.nanoTime() - start) / 1e9 * rate) - sent;
+        for (long i = 0; i < due; i++) {
+          producer.send(new ProducerRecord<>(topic, 0, null, value), (md, err) -> {
+            double now = epochMs();
+            synchronized (lastAckMs) {
+              if (err != null) {
+                failed.incrementAndGet();
+                System.out.println("{\"event\":\"send-error\",\"atMs\":" + now + ",\"message\":" + json(String.valueOf(err)) + "}");
+                return;
+              }
+              acked.incrementAndGet();
+              if (now - lastAckMs[0] >= gapMs) {
+                System.out.println("{\"event\":\"ack\",\"atMs\":" + now + ",\"gapFromMs\":" + lastAckMs[0] + ",\"offset\":" + md.offset() + "}");
+              }
+              lastAckMs[0] = now;
+            }
+          });
+        }
+        sent += Math.max(0, due);
+        Thread.sleep(1);
+      }
+      producer.flush();
+      System.out.println("{\"event\":\"result\",\"sent\":" + sent + ",\"acked\":" + acked.get() + ",\"failed\":" + failed.get() + "}");
+    }
   }
 
   // ------------------------------------------------------------------ e2e
