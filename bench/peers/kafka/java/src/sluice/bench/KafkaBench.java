@@ -44,7 +44,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +59,6 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -349,32 +347,23 @@ public final class KafkaBench {
     } else {
       // A group of `consumers` members (classic protocol, range assignor: Kafka's defaults); the clock starts at the first record.
       String group = a.getOrDefault("groupId", "bench-" + System.nanoTime());
+      AtomicReference<Meter> started = new AtomicReference<>();
       CountDownLatch done = new CountDownLatch(consumers);
-      long[] deadlineNs = {Long.MAX_VALUE};
-      List<Thread> threads = new ArrayList<>();
       long capNs = System.nanoTime() + (seconds + 60) * 1_000_000_000L;
       for (int m = 0; m < consumers; m++) {
         Thread t = new Thread(() -> {
           try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(consumerProps(a, group))) {
-            c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
-              public void onPartitionsRevoked(Collection<TopicPartition> ps) {}
-              public void onPartitionsAssigned(Collection<TopicPartition> ps) {}
-            });
+            c.subscribe(List.of(topic));
             while (failure.get() == null && System.nanoTime() < capNs) {
               ConsumerRecords<byte[], byte[]> rs = c.poll(Duration.ofMillis(100));
-              synchronized (meter) {
-                if (meter[0] == null && !rs.isEmpty()) {
-                  meter[0] = new Meter();
-                  deadlineNs[0] = meter[0].startNs + seconds * 1_000_000_000L;
-                }
-              }
-              if (meter[0] != null) {
-                count(rs, ends, reached, meter[0]);
-                meter[0].tick();
-                boolean complete = true;
-                for (int i = 0; i < ends.length; i++) complete &= reached.get(i) >= ends[i];
-                if (complete || System.nanoTime() >= deadlineNs[0]) break;
-              }
+              if (!rs.isEmpty()) started.compareAndSet(null, new Meter());
+              Meter mt = started.get();
+              if (mt == null) continue;
+              count(rs, ends, reached, mt);
+              mt.tick();
+              boolean complete = true;
+              for (int i = 0; i < ends.length; i++) complete &= reached.get(i) >= ends[i];
+              if (complete || System.nanoTime() >= mt.startNs + seconds * 1_000_000_000L) break;
             }
           } catch (Throwable e) {
             failure.compareAndSet(null, e);
@@ -382,12 +371,12 @@ public final class KafkaBench {
             done.countDown();
           }
         }, "member-" + m);
-        threads.add(t);
         t.start();
       }
       done.await();
       if (failure.get() != null) throw new RuntimeException(failure.get());
-      if (meter[0] == null) throw new IllegalStateException("the group delivered no record");
+      if (started.get() == null) throw new IllegalStateException("the group delivered no record");
+      meter[0] = started.get();
     }
     System.out.println(meter[0].result(""));
   }
