@@ -93,6 +93,14 @@ export class ServerProcess {
     return this.output.slice(-lines).join('\n');
   }
 
+  /** SIGKILL by PID (a crash, for failover measurements); resolves once it has exited. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running || child.pid === undefined) return;
+    signal(child.pid, 'SIGKILL');
+    await this.exitPromise;
+  }
+
   /** SIGTERM by PID, SIGKILL when it has not exited after `graceMs`; resolves once it has exited. */
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     const child = this.child;

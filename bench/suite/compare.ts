@@ -1,11 +1,15 @@
-// `node dist/bench/suite/compare.js [--profile quick|full] [--systems sluice,nats,redis] [--out DIR]`
+// `node dist/bench/suite/compare.js [--profile quick|full] [--systems sluice,nats,redis,kafka] [--out DIR]`
 // (also `sluice bench compare`): runs the suite, writes DIR/results-<time>.json,
 // .md and .html (DIR default bench-results/), prints the Markdown report and
 // the paths on stdout; progress goes to stderr.
 //
 // Overrides for a custom size: --records N, --seconds S, --rates R1,R2,
 // --e2e-seconds S, --e2e-warmup-seconds S, --parallel N (0 leaves out the parallel produce and the
-// group consume). `--render FILE.json` runs nothing: it writes the .md and
+// group consume), --only KEY,KEY (just those deployments, e.g. kafka-r1,sluice-rf3-client;
+// `perf-tools` among them selects the perf-tool section: `--only perf-tools` runs it alone),
+// --perf-tools on|off (Kafka's perf tools on Sluice's Kafka listener and on Kafka R3, same
+// flags; default on when both sluice and kafka are selected and --only is not given),
+// --perf-records N (records per perf-tool run). `--render FILE.json` runs nothing: it writes the .md and
 // .html of an earlier results file next to it (after a report change).
 // Exit code: 0 when every workload ran, 1 when one failed (a missed target
 // is not a failure: the report says so), 2 for bad flags.
@@ -14,10 +18,12 @@ import path from 'node:path';
 import { isMain } from '../cli-args.js';
 import { renderHtml } from './report-html.js';
 import { renderMarkdown } from './report-md.js';
-import { PROFILES, SYSTEM_FILTERS, type Profile, type ProfileName, type SuiteResults, type SystemFilter } from './results.js';
+import { DEPLOYMENT_KEYS, PROFILES, SYSTEM_FILTERS, type DeploymentKey, type Profile, type ProfileName, type SuiteResults, type SystemFilter } from './results.js';
 import { runSuite } from './runner.js';
 
 export const DEFAULT_OUT_DIR = 'bench-results';
+/** The perf-tool section's name in --only. */
+export const PERF_TOOLS_KEY = 'perf-tools';
 
 export interface CompareArgs {
   readonly profile: Profile;
@@ -25,11 +31,14 @@ export interface CompareArgs {
   readonly outDir: string;
   /** A results JSON to re-render instead of running. */
   readonly render?: string;
+  /** Only these deployments (null: all of the selected systems). */
+  readonly only: readonly DeploymentKey[] | null;
+  readonly perfTools: boolean;
 }
 
 class UsageError extends Error {}
 
-const FLAGS = new Set(['--profile', '--systems', '--out', '--records', '--seconds', '--rates', '--e2e-seconds', '--e2e-warmup-seconds', '--parallel', '--render']);
+const FLAGS = new Set(['--profile', '--systems', '--out', '--records', '--seconds', '--rates', '--e2e-seconds', '--e2e-warmup-seconds', '--parallel', '--render', '--only', '--perf-tools', '--perf-records']);
 
 /** Parses the flags (each `--name value` or `--name=value`); throws UsageError naming the problem. */
 export function parseCompareArgs(argv: readonly string[]): CompareArgs {
@@ -64,9 +73,24 @@ export function parseCompareArgs(argv: readonly string[]): CompareArgs {
     e2eWarmupSeconds: count('--e2e-warmup-seconds', 0) ?? base.e2eWarmupSeconds ?? 0,
     parallel: count('--parallel', 0) ?? base.parallel,
     e2eRates: rates ?? base.e2eRates,
+    perfToolRecords: count('--perf-records', 1) ?? base.perfToolRecords ?? base.records,
   };
+  const onlyText = values.get('--only');
+  const onlyList = (onlyText ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const unknown = onlyList.filter((k) => k !== PERF_TOOLS_KEY && !(DEPLOYMENT_KEYS as readonly string[]).includes(k));
+  if (unknown.length > 0 || (onlyText !== undefined && onlyList.length === 0)) {
+    throw new UsageError(`--only takes deployment keys (${DEPLOYMENT_KEYS.join(', ')}) and ${PERF_TOOLS_KEY}; unknown: ${unknown.join(', ')}`);
+  }
+  const only = onlyText === undefined ? null : onlyList.filter((k) => k !== PERF_TOOLS_KEY) as DeploymentKey[];
+  const perf = values.get('--perf-tools');
+  if (perf !== undefined && perf !== 'on' && perf !== 'off') throw new UsageError('--perf-tools must be on or off');
+  const perfTools = perf !== undefined ? perf === 'on'
+    : onlyText !== undefined ? onlyList.includes(PERF_TOOLS_KEY) : systems.includes('sluice') && systems.includes('kafka');
   const render = values.get('--render');
-  return { profile, systems: systems as SystemFilter[], outDir: values.get('--out') ?? DEFAULT_OUT_DIR, ...(render !== undefined ? { render } : {}) };
+  return {
+    profile, systems: systems as SystemFilter[], outDir: values.get('--out') ?? DEFAULT_OUT_DIR, ...(render !== undefined ? { render } : {}),
+    only, perfTools,
+  };
 }
 
 /** Writes the three files; their paths. */
@@ -98,7 +122,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${renderMarkdown(results)}\nReport:  ${base}.md\nHTML:    ${base}.html\n`);
     return 0;
   }
-  const results = await runSuite({ profile: args.profile, systems: args.systems });
+  const results = await runSuite({ profile: args.profile, systems: args.systems, ...(args.only !== null ? { only: args.only } : {}), perfTools: args.perfTools });
   const files = writeReports(results, args.outDir);
   process.stdout.write(`${renderMarkdown(results)}\nResults: ${files.json}\nReport:  ${files.md}\nHTML:    ${files.html}\n`);
   if (results.failures > 0) process.stderr.write(`bench compare: ${results.failures} workload(s) failed (see the report)\n`);

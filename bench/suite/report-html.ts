@@ -10,7 +10,7 @@
 // - RSS over time per deployment, one line per server process, on the
 //   deployment's own time axis (seconds since it started).
 import { describeMachine } from './machine.js';
-import { allFiguresTable, costTable, pairingTables, targetChecks, type ReportTable } from './report-md.js';
+import { allFiguresTable, brokerCostTable, costTable, pairingTables, perfToolsTable, targetChecks, type ReportTable } from './report-md.js';
 import type { DeploymentResult, SuiteResults } from './results.js';
 import { escapeXml, lineChart, type Series, type Tick } from './svg-chart.js';
 import type { TimelinePoint } from './types.js';
@@ -106,7 +106,7 @@ ul.notes { font-size: 12px; color: #555; }
 
 export function renderHtml(r: SuiteResults): string {
   const targets = targetChecks(r);
-  const targetsTable: ReportTable = { title: 'Targets (issue 8)', header: ['target', 'measured', 'status'], rows: targets.map((t) => [t.target, t.measured, t.status]), notes: [] };
+  const targetsTable: ReportTable = { title: 'Targets (issues 8 and 19)', header: ['target', 'measured', 'status'], rows: targets.map((t) => [t.target, t.measured, t.status]), notes: [] };
   const statusClass = (_row: number, col: number, text: string): string => (col === 2 && (text === 'met' || text === 'missed') ? text : '');
   const skipClass = (_row: number, _col: number, text: string): string => (['skipped', 'not run', 'failed', '—'].includes(text) ? 'skip' : '');
   const m = r.machine;
@@ -135,6 +135,8 @@ ${htmlTable(allFiguresTable(r), skipClass)}
 <div class="charts">${latencyCharts(r).join('\n')}</div>
 <h2>Memory of the server processes</h2>
 <div class="charts">${ran.map(rssChart).join('\n')}</div>
+${perfToolsTable(r) !== null ? htmlTable(perfToolsTable(r)!) : ''}
+${htmlTable(brokerCostTable(r))}
 ${htmlTable(costTable(r))}
 </body></html>
 `;

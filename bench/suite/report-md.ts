@@ -3,13 +3,17 @@
 //
 // Pairings (issue 8): Sluice RF=3 acks=all vs NATS JetStream R3; Sluice RF=1
 // acks=1 vs NATS JetStream R1 and Redis Streams without AOF; Sluice's fsync
-// mode vs Redis Streams with AOF everysec. Ratios always say how many times
+// mode vs Redis Streams with AOF everysec. Issue 19 adds Apache Kafka: Sluice
+// RF=3 (raw, then its real Producer with defaults and tuned, then Kafka's Java
+// client on Sluice's Kafka listener) vs Kafka R3 with the same producer
+// settings; RF=1 vs Kafka R1; the fsync modes; and one table of Sluice's real
+// client as a share of the raw connection (the protocol's ceiling). Ratios always say how many times
 // better Sluice is: throughput Sluice/peer, latency peer/Sluice, so > 1×
 // favours Sluice either way. A peer that could not run shows "skipped" (its
 // reason under the table), one not selected "not run", a failed workload
 // "failed"; such cells have no ratio.
 import { describeMachine } from './machine.js';
-import type { DeploymentKey, DeploymentResult, SuiteResults, WorkloadDef, WorkloadResult } from './results.js';
+import { DEPLOYMENT_LABELS, type DeploymentKey, type DeploymentResult, type SuiteResults, type WorkloadDef, type WorkloadResult } from './results.js';
 
 export interface ReportTable {
   readonly title: string;
@@ -35,15 +39,30 @@ interface Pairing {
   readonly title: string;
   readonly sluice: DeploymentKey;
   readonly peers: readonly DeploymentKey[];
+  /** 'advantage' (default): Sluice × peer; 'share': each peer's figure as a percentage of the first column's. */
+  readonly ratio?: 'advantage' | 'share';
 }
 
 export const PAIRINGS: readonly Pairing[] = [
   { title: 'Sluice RF=3 acks=all vs NATS JetStream R3', sluice: 'sluice-rf3', peers: ['nats-r3'] },
   { title: 'Sluice RF=1 acks=1 vs NATS JetStream R1 and Redis Streams without AOF', sluice: 'sluice-rf1', peers: ['nats-r1', 'redis-noaof'] },
-  { title: 'Sluice RF=3 acks=all with fsync before ack vs Redis Streams AOF everysec', sluice: 'sluice-rf3-fsync', peers: ['redis-aof'] },
+  { title: 'Sluice RF=3 acks=all with fsync before ack vs Redis Streams AOF everysec and Kafka R3 flushing every message', sluice: 'sluice-rf3-fsync', peers: ['redis-aof', 'kafka-r3-fsync'] },
+  { title: 'Sluice RF=3 acks=all (raw connection) vs Apache Kafka R3 (Java client)', sluice: 'sluice-rf3', peers: ['kafka-r3', 'kafka-r3-tuned'] },
+  { title: 'Sluice RF=3 acks=all through its Producer and Consumer.run() vs Kafka R3, producer defaults', sluice: 'sluice-rf3-client', peers: ['kafka-r3'] },
+  { title: 'Sluice RF=3 acks=all through its Producer, tuned, vs Kafka R3, tuned (linger 10 ms, batch 256 KiB)', sluice: 'sluice-rf3-client-tuned', peers: ['kafka-r3-tuned'] },
+  { title: 'Kafka\'s Java client on Sluice\'s Kafka listener vs on Kafka R3 (same client, same settings)', sluice: 'sluice-rf3-kafka-client', peers: ['kafka-r3'] },
+  { title: 'Sluice RF=1 acks=1 vs Kafka R1 acks=1', sluice: 'sluice-rf1', peers: ['kafka-r1', 'sluice-rf1-client'] },
+  { title: 'Sluice RF=3 through its real clients, as a share of the raw connection', sluice: 'sluice-rf3', peers: ['sluice-rf3-client', 'sluice-rf3-client-tuned', 'sluice-rf3-kafka-client'], ratio: 'share' },
 ];
 
 const RATIO_NOTE = 'Ratio = how many times better Sluice is: throughput Sluice/peer, latency peer/Sluice (> 1× favours Sluice).';
+const SHARE_NOTE = '% of raw = the real client\'s figure / the raw connection\'s: for throughput the share of the ceiling it reaches, for latency how many times the raw latency (> 100% is slower).';
+
+/** A figure as a percentage of the base figure ("83%"); "—" when either side has none. */
+export function shareText(base: Figure, other: Figure): string {
+  if (base.value === null || other.value === null || base.value <= 0) return '—';
+  return `${Math.round((other.value / base.value) * 100)}%`;
+}
 
 export const num = (x: number): string => Math.round(x).toLocaleString('en-US');
 const ms = (x: number): string => `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
@@ -87,6 +106,11 @@ export function ratioText(sluice: Figure, peer: Figure, lowerBetter: boolean): s
   return `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}×`;
 }
 
+/** Each deployment's own description of its configuration (producer settings, heap, ...). */
+function variantNotes(ds: ReadonlyArray<DeploymentResult | undefined>): string[] {
+  return ds.filter((d): d is DeploymentResult => d !== undefined && d.variant !== '').map((d) => `${d.label}: ${d.variant}.`);
+}
+
 function skipNotes(ds: ReadonlyArray<DeploymentResult | undefined>): string[] {
   return ds.filter((d): d is DeploymentResult => d !== undefined && d.status !== 'ok' && d.reason !== undefined)
     .map((d) => `${d.label} ${d.status}: ${d.reason}`);
@@ -98,25 +122,23 @@ export function pairingTables(r: SuiteResults): ReportTable[] {
     const s = findDeployment(r, p.sluice);
     if (s === undefined) return [];
     const peers = p.peers.map((k) => ({ key: k, d: findDeployment(r, k) }));
-    const header = ['workload', s.label, ...peers.flatMap(({ key, d }) => [d?.label ?? labelOf(key), 'Sluice ×'])];
+    // A pairing whose peers were all left out of this run (not selected) says nothing.
+    if (peers.every((x) => x.d === undefined)) return [];
+    const share = p.ratio === 'share';
+    const header = ['workload', s.label, ...peers.flatMap(({ key, d }) => [d?.label ?? labelOf(key), share ? '% of raw' : 'Sluice ×'])];
     const body = rows.map((row) => {
       const sf = figure(s, row);
       return [row.label, sf.text, ...peers.flatMap(({ d }) => {
         const pf = figure(d, row);
-        return [pf.text, ratioText(sf, pf, lowerIsBetter(row.metric))];
+        return [pf.text, share ? shareText(sf, pf) : ratioText(sf, pf, lowerIsBetter(row.metric))];
       })];
     });
-    return [{ title: p.title, header, rows: body, notes: [RATIO_NOTE, ...skipNotes([s, ...peers.map((x) => x.d)])] }];
+    return [{ title: p.title, header, rows: body, notes: [share ? SHARE_NOTE : RATIO_NOTE, ...variantNotes([s, ...peers.map((x) => x.d)]), ...skipNotes([s, ...peers.map((x) => x.d)])] }];
   });
 }
 
-const LABELS: Record<DeploymentKey, string> = {
-  'sluice-rf1': 'Sluice RF=1 acks=1', 'sluice-rf3': 'Sluice RF=3 acks=all', 'sluice-rf3-fsync': 'Sluice RF=3 acks=all fsync',
-  'nats-r1': 'NATS JetStream R1', 'nats-r3': 'NATS JetStream R3', 'redis-aof': 'Redis Streams AOF everysec', 'redis-noaof': 'Redis Streams no AOF',
-};
-
 function labelOf(key: DeploymentKey): string {
-  return LABELS[key];
+  return DEPLOYMENT_LABELS[key];
 }
 
 /** Every deployment's figure for every workload. */
@@ -139,10 +161,27 @@ export function costTable(r: SuiteResults): ReportTable {
   ]));
   return {
     title: 'Cost: CPU and memory',
-    header: ['deployment', 'workload', 'server CPU s', 'server CPU µs/record', 'client CPU µs/record', 'peak RSS per server, MB'],
+    header: ['deployment', 'workload', 'server CPU s', 'server CPU µs/record (= s per 1M records)', 'client CPU µs/record', 'peak RSS per server, MB'],
     rows,
-    notes: ['Server CPU: utime+stime of every server process during the workload; client CPU: the benchmark process. '
+    notes: ['Server CPU: utime+stime of every server process during the workload; client CPU: the benchmark process '
+      + '(and, for the Kafka-client deployments, the Java driver\'s JVM from its clock start). '
       + 'Peak RSS: the higher of the sampled VmRSS (every 250 ms) and VmHWM (peak since the process started).'],
+  };
+}
+
+/** Per deployment: the broker memory and the server CPU per million records of each workload (issue 19). */
+export function brokerCostTable(r: SuiteResults): ReportTable {
+  const ran = r.deployments.filter((d) => d.status !== 'skipped' && d.workloads.some((w) => w.status === 'ok'));
+  const perM = (w: WorkloadResult | undefined): string => (w?.status === 'ok' && w.serverCpuUsPerRecord !== null ? w.serverCpuUsPerRecord.toFixed(2) : '—');
+  return {
+    title: 'Broker RSS and CPU seconds per million records',
+    header: ['deployment', 'peak RSS per broker, MB (any workload)', ...r.plan.map((w) => `${w.label}: CPU s/1M`)],
+    rows: ran.map((d) => {
+      const ok = d.workloads.filter((w) => w.status === 'ok' && w.servers.length > 0);
+      const rss = ok.length === 0 ? '—' : String(Math.round(Math.max(...ok.map((w) => w.peakServerRssMb))));
+      return [d.label, rss, ...r.plan.map((w) => perM(findWorkload(d, w.id)))];
+    }),
+    notes: ['CPU s/1M: user+system seconds of all the deployment\'s server processes (every JVM of Kafka, every Node process of Sluice) per million records of the workload.'],
   };
 }
 
@@ -189,6 +228,42 @@ export function targetChecks(r: SuiteResults): TargetCheck[] {
     atLeast('fsync mode ≥ 50% of the default mode\'s produce', ratio(tput('sluice-rf3-fsync', produceId), tput('sluice-rf3', produceId)), 0.5,
       (x) => `${Math.round(x * 100)}%`),
     atMost(`broker RSS < ${RSS_LIMIT_MB} MB during every workload`, rss, RSS_LIMIT_MB - 1e-9, (x) => `${Math.round(x)} MB at most`),
+    ...kafkaTargetChecks(r),
+  ];
+}
+
+/** Issue 19's targets: Sluice against Apache Kafka in the same run, and the real client against the raw connection. */
+export function kafkaTargetChecks(r: SuiteResults): TargetCheck[] {
+  const produceId = r.plan.find((w) => w.kind === 'produce')?.id ?? '';
+  const consumeId = r.plan.find((w) => w.kind === 'consume' && w.consumers === 1)?.id ?? '';
+  const ok = (key: DeploymentKey, id: string): WorkloadResult | undefined => {
+    const w = findWorkload(findDeployment(r, key), id);
+    return w?.status === 'ok' ? w : undefined;
+  };
+  const tput = (key: DeploymentKey, id: string): number | null => ok(key, id)?.throughput?.recordsPerS ?? null;
+  const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b <= 0 ? null : a / b);
+  const times = (x: number): string => `${x.toFixed(2)}×`;
+  const check = (target: string, v: number | null, pass: (x: number) => boolean, unit: (x: number) => string): TargetCheck =>
+    v === null ? { target, measured: '—', status: 'not measured' } : { target, measured: unit(v), status: pass(v) ? 'met' : 'missed' };
+  const best = (...xs: Array<number | null>): number | null => (xs.every((x) => x === null) ? null : Math.max(...xs.filter((x): x is number => x !== null)));
+  const p99 = (key: DeploymentKey): number | null => ok(key, 'e2e-10000')?.latency?.p99Ms ?? null;
+  // Broker RSS: Sluice's highest broker against Kafka's highest node, workload by workload; the worst ratio.
+  const rssRatios = r.plan.map((w) => ratio(ok('sluice-rf3', w.id)?.peakServerRssMb ?? null, ok('kafka-r3', w.id)?.peakServerRssMb ?? null))
+    .filter((x): x is number => x !== null);
+  return [
+    check('produce RF=3 acks=all, real Producer (defaults) ≥ Kafka R3 (producer defaults)', ratio(tput('sluice-rf3-client', produceId), tput('kafka-r3', produceId)),
+      (x) => x >= 1, (x) => `${times(x)} of Kafka's`),
+    check('produce RF=3 acks=all, real Producer tuned ≥ Kafka R3 tuned', ratio(tput('sluice-rf3-client-tuned', produceId), tput('kafka-r3-tuned', produceId)),
+      (x) => x >= 1, (x) => `${times(x)} of Kafka's`),
+    check('consume, 1 consumer, RF=3 (Consumer.run()) ≥ Kafka R3', ratio(tput('sluice-rf3-client', consumeId), tput('kafka-r3', consumeId)),
+      (x) => x >= 1, (x) => `${times(x)} of Kafka's`),
+    check('e2e at 10,000 rec/s, RF=3 acks=all: p99 ≤ Kafka R3\'s', ratio(p99('sluice-rf3'), p99('kafka-r3')), (x) => x <= 1, (x) => `${times(x)} of Kafka's`),
+    check('broker RSS below Kafka R3\'s under every workload', rssRatios.length === 0 ? null : Math.max(...rssRatios), (x) => x < 1,
+      (x) => `${times(x)} of Kafka's at worst`),
+    check('real Producer within 80% of the raw pipelined produce (RF=3)', ratio(best(tput('sluice-rf3-client', produceId), tput('sluice-rf3-client-tuned', produceId)), tput('sluice-rf3', produceId)),
+      (x) => x >= 0.8, (x) => `${Math.round(x * 100)}%`),
+    check('a loop of single-record send() ≥ 500,000 rec/s (RF=3 acks=all)', best(tput('sluice-rf3-client', produceId), tput('sluice-rf3-client-tuned', produceId)),
+      (x) => x >= 500_000, (x) => `${num(x)} rec/s`),
   ];
 }
 
@@ -199,10 +274,38 @@ function maxSluiceRss(r: SuiteResults): number | null {
 
 export function targetsTable(r: SuiteResults): ReportTable {
   return {
-    title: 'Targets (issue 8)',
+    title: 'Targets (issues 8 and 19)',
     header: ['target', 'measured', 'status'],
     rows: targetChecks(r).map((t) => [t.target, t.measured, t.status]),
     notes: ['Peak RSS counts VmHWM, the peak since the process started: a conservative reading of "during every workload".'],
+  };
+}
+
+/** Kafka's perf tools with the same flags on Sluice's Kafka listener and on Kafka (issue 19); null when they did not run. */
+export function perfToolsTable(r: SuiteResults): ReportTable | null {
+  const p = r.perfTools;
+  if (p === undefined) return null;
+  const fig = (x: number | undefined, unit: string): string => (x === undefined ? '—' : `${num(x)} ${unit}`);
+  const rows = p.rows.map((row) => [
+    row.tool, row.flags, row.deployment,
+    row.status === 'ok' ? `${fig(row.recordsPerS, 'rec/s')} (${row.mbPerS ?? '—'} MB/s)` : `failed: ${row.error ?? ''}`,
+    row.tool === 'kafka-producer-perf-test' ? (row.p50Ms === undefined ? '—' : `p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms`) : fig(row.fetchRecordsPerS, 'rec/s once fetching'),
+    row.serverCpuSPerM === null ? '—' : row.serverCpuSPerM.toFixed(2), row.peakServerRssMb > 0 ? String(Math.round(row.peakServerRssMb)) : '—',
+  ]);
+  // Sluice / Kafka for each tool and flags, when both have a figure.
+  const ratios = p.rows.filter((row) => row.system === 'sluice').flatMap((s) => {
+    const k = p.rows.find((row) => row.system === 'apache-kafka' && row.tool === s.tool && row.flags === s.flags);
+    return s.recordsPerS && k?.recordsPerS ? [`${s.tool} ${s.flags}: Sluice/Kafka throughput ${(s.recordsPerS / k.recordsPerS).toFixed(2)}×`
+      + (s.serverCpuSPerM !== null && k.serverCpuSPerM ? `, server CPU per record ${(s.serverCpuSPerM / k.serverCpuSPerM).toFixed(2)}×` : '')] : [];
+  });
+  return {
+    title: 'Kafka\'s perf tools, same flags: Sluice\'s Kafka listener vs Kafka',
+    header: ['tool', 'flags (plus the bootstrap servers)', 'system', 'throughput (the tool\'s figure)', 'latency / fetch rate', 'server CPU s/1M', 'peak RSS per server, MB'],
+    rows,
+    notes: [
+      p.skipped !== undefined ? `Skipped: ${p.skipped}` : `${num(p.records)} records of ${p.valueBytes} B per run; topics with 1 partition, RF 3, min.insync.replicas=2; one system up at a time.`,
+      ...ratios,
+    ],
   };
 }
 
@@ -240,6 +343,8 @@ export function renderMarkdown(r: SuiteResults): string {
     ...pairingTables(r).flatMap((t) => [markdownTable(t), '']),
     markdownTable(targetsTable(r)), '',
     markdownTable(allFiguresTable(r)), '',
+    ...(perfToolsTable(r) !== null ? [markdownTable(perfToolsTable(r)!), ''] : []),
+    markdownTable(brokerCostTable(r)), '',
     markdownTable(costTable(r)), '',
     ...(failures.length > 0 ? ['### Failures', '', ...failures, ''] : []),
   ].join('\n');

@@ -3,6 +3,7 @@
 // produce it. Plain data only, so a results file from an older run can be
 // re-rendered.
 import type { MachineInfo } from './machine.js';
+import type { PerfToolsResult } from './perf-tools.js';
 import type { ProcessStats } from './proc-stats.js';
 import type { ConsumeSpec, E2eSpec, LatencyResult, ProduceSpec, SystemName, ThroughputResult } from './types.js';
 
@@ -24,27 +25,51 @@ export interface Profile {
   readonly e2eSeconds: number;
   /** Sent before each e2e measurement, not measured (absent in results of older runs: none). */
   readonly e2eWarmupSeconds?: number;
+  /** Records per run of Kafka's perf tools (issue 19; absent in older results). */
+  readonly perfToolRecords?: number;
 }
 
 export type ProfileName = 'quick' | 'full';
 
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
-  quick: { name: 'quick', records: 50_000, seconds: 5, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3, e2eRates: [10_000], e2eSeconds: 3, e2eWarmupSeconds: 1 },
+  quick: {
+    name: 'quick', records: 50_000, seconds: 5, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3, e2eRates: [10_000], e2eSeconds: 3, e2eWarmupSeconds: 1,
+    perfToolRecords: 50_000,
+  },
   // 3,000,000 records: the fastest systems (~1.4 million records/s) then run 2 s or more, so the first
   // fraction of a second (JIT compilation, connection set-up) no longer weighs on their rate against
   // the slowest, which ran 25 s either way (1,000,000 took the fastest under a second).
   full: {
     name: 'full', records: 3_000_000, seconds: 30, smallValueBytes: 100, largeValueBytes: 1024, parallel: 3,
-    e2eRates: [10_000, 50_000, 100_000], e2eSeconds: 10, e2eWarmupSeconds: 2,
+    e2eRates: [10_000, 50_000, 100_000], e2eSeconds: 10, e2eWarmupSeconds: 2, perfToolRecords: 3_000_000,
   },
 };
 
 /** The kinds of systems `--systems` selects. */
-export type SystemFilter = 'sluice' | 'nats' | 'redis';
-export const SYSTEM_FILTERS: readonly SystemFilter[] = ['sluice', 'nats', 'redis'];
+export type SystemFilter = 'sluice' | 'nats' | 'redis' | 'kafka';
+export const SYSTEM_FILTERS: readonly SystemFilter[] = ['sluice', 'nats', 'redis', 'kafka'];
 
 /** Every deployment the suite knows, in run order; the reports pair them by key. */
-export type DeploymentKey = 'sluice-rf1' | 'sluice-rf3' | 'sluice-rf3-fsync' | 'nats-r1' | 'nats-r3' | 'redis-aof' | 'redis-noaof';
+export type DeploymentKey =
+  | 'sluice-rf1' | 'sluice-rf3' | 'sluice-rf3-fsync'
+  | 'sluice-rf3-client' | 'sluice-rf3-client-tuned' | 'sluice-rf1-client' | 'sluice-rf3-kafka-client'
+  | 'nats-r1' | 'nats-r3' | 'redis-aof' | 'redis-noaof'
+  | 'kafka-r1' | 'kafka-r3' | 'kafka-r3-tuned' | 'kafka-r3-fsync';
+
+export const DEPLOYMENT_KEYS: readonly DeploymentKey[] = [
+  'sluice-rf1', 'sluice-rf3', 'sluice-rf3-fsync', 'sluice-rf3-client', 'sluice-rf3-client-tuned', 'sluice-rf1-client', 'sluice-rf3-kafka-client',
+  'nats-r1', 'nats-r3', 'redis-aof', 'redis-noaof', 'kafka-r1', 'kafka-r3', 'kafka-r3-tuned', 'kafka-r3-fsync',
+];
+
+/** How the reports name each deployment. */
+export const DEPLOYMENT_LABELS: Readonly<Record<DeploymentKey, string>> = {
+  'sluice-rf1': 'Sluice RF=1 acks=1', 'sluice-rf3': 'Sluice RF=3 acks=all', 'sluice-rf3-fsync': 'Sluice RF=3 acks=all fsync',
+  'sluice-rf3-client': 'Sluice RF=3 acks=all, Producer', 'sluice-rf3-client-tuned': 'Sluice RF=3 acks=all, Producer tuned',
+  'sluice-rf1-client': 'Sluice RF=1 acks=1, Producer', 'sluice-rf3-kafka-client': 'Sluice RF=3 acks=all, Kafka Java client',
+  'nats-r1': 'NATS JetStream R1', 'nats-r3': 'NATS JetStream R3', 'redis-aof': 'Redis Streams AOF everysec', 'redis-noaof': 'Redis Streams no AOF',
+  'kafka-r1': 'Kafka R1 acks=1', 'kafka-r3': 'Kafka R3 acks=all', 'kafka-r3-tuned': 'Kafka R3 acks=all, producer tuned',
+  'kafka-r3-fsync': 'Kafka R3 acks=all flush every message',
+};
 
 export type WorkloadDef =
   | { readonly id: string; readonly label: string; readonly kind: 'produce'; readonly spec: ProduceSpec }
@@ -127,4 +152,6 @@ export interface SuiteResults {
   readonly deployments: readonly DeploymentResult[];
   /** Workloads that failed (and deployments that could not start): the exit code is non-zero when > 0. */
   readonly failures: number;
+  /** Kafka's perf tools on Sluice's Kafka listener and on Kafka (issue 19), when they ran. */
+  readonly perfTools?: PerfToolsResult;
 }

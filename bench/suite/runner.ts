@@ -1,10 +1,11 @@
 // Runs the suite's plan: for each selected deployment in catalogue order
-// (Sluice's three, then each peer's; an unavailable peer is recorded as
+// (Sluice's, then each peer's; an unavailable peer is recorded as
 // skipped with its reason), start → produce 100 B → consume (1 consumer) →
 // produce 1 KiB → produce with N producers → consume with an N-member group
 // → e2e at each offered rate → stop. Each workload runs with the server
 // processes sampled (proc-stats.ts) and the client process's CPU counted,
-// and everything lands in one SuiteResults object.
+// (plus a JVM driver's, for the Kafka-client deployments), and everything
+// lands in one SuiteResults object.
 //
 // Before each workload the kernel writes back every dirty page (sync(1),
 // settleDisk): the produce workloads leave a few GB of page cache to write
@@ -26,10 +27,11 @@ import { describeMachine, machineInfo } from './machine.js';
 import { ProcSampler, type ProcessStats } from './proc-stats.js';
 import { progressSink, type ProgressMode, type ProgressSink } from './progress.js';
 import {
-  RESULTS_FORMAT_VERSION, planWorkloads, type DeploymentResult, type Profile, type SuiteResults, type SystemFilter, type WorkloadDef,
+  RESULTS_FORMAT_VERSION, SYSTEM_FILTERS, planWorkloads, type DeploymentKey, type DeploymentResult, type Profile, type SuiteResults, type SystemFilter, type WorkloadDef,
   type WorkloadResult,
 } from './results.js';
 import type { Deployment, LatencyResult, Progress, ThroughputResult } from './types.js';
+import type { PerfToolsResult } from './perf-tools.js';
 
 const START_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 60_000;
@@ -40,9 +42,13 @@ export interface RunOptions {
   readonly profile: Profile;
   /** Which systems run; default all. */
   readonly systems?: readonly SystemFilter[];
+  /** Only these deployments (of the selected systems; [] none); default every one. */
+  readonly only?: readonly DeploymentKey[];
   /** Default the full catalogue (tests pass their own). */
   readonly deployments?: readonly DeploymentEntry[];
   readonly progress?: ProgressMode;
+  /** Also run Kafka's perf tools on Sluice's Kafka listener and on Kafka R3 (perf-tools.ts), after the deployments. */
+  readonly perfTools?: boolean;
 }
 
 class TimeoutError extends Error {}
@@ -79,24 +85,30 @@ export async function runSuite(opts: RunOptions): Promise<SuiteResults> {
   const machine = machineInfo();
   const plan = planWorkloads(opts.profile);
   const sink = progressSink(opts.progress ?? 'auto');
-  const systems = new Set(opts.systems ?? ['sluice', 'nats', 'redis']);
+  const systems = new Set(opts.systems ?? SYSTEM_FILTERS);
+  const only = opts.only !== undefined ? new Set(opts.only) : null;
   const deployments: DeploymentResult[] = [];
+  let perfTools: PerfToolsResult | undefined;
   sink.log(`bench compare (${opts.profile.name}): ${describeMachine(machine)}`);
   try {
     for (const entry of opts.deployments ?? catalogue()) {
-      if (!systems.has(entry.filter)) continue;
+      if (!systems.has(entry.filter) || (only !== null && !only.has(entry.key))) continue;
       deployments.push(await runDeployment(entry, plan, sink));
+    }
+    if (opts.perfTools === true) {
+      const { runPerfTools } = await import('./perf-tools.js');
+      perfTools = await runPerfTools(opts.profile.perfToolRecords ?? opts.profile.records, opts.profile.smallValueBytes, sink);
     }
   } finally {
     sink.stop();
   }
   // Failed workloads, plus deployments that failed on their own (not created, not started, not stopped cleanly).
   const failures = deployments.reduce((n, d) => n + d.workloads.filter((w) => w.status === 'failed').length
-    + (d.status === 'failed' && d.reason !== undefined ? 1 : 0), 0);
+    + (d.status === 'failed' && d.reason !== undefined ? 1 : 0), 0) + (perfTools?.rows.filter((row) => row.status === 'failed').length ?? 0);
   return {
     formatVersion: RESULTS_FORMAT_VERSION, profile: opts.profile, plan, machine,
     startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
-    durationS: Math.round((performance.now() - t0) / 100) / 10, deployments, failures,
+    durationS: Math.round((performance.now() - t0) / 100) / 10, deployments, failures, ...(perfTools !== undefined ? { perfTools } : {}),
   };
 }
 
@@ -151,7 +163,8 @@ async function runDeployment(entry: DeploymentEntry, plan: readonly WorkloadDef[
 }
 
 function systemOf(entry: DeploymentEntry): DeploymentResult['system'] {
-  return entry.filter === 'sluice' ? 'sluice' : entry.filter === 'nats' ? 'nats-jetstream' : 'redis-streams';
+  const names: Record<SystemFilter, DeploymentResult['system']> = { sluice: 'sluice', nats: 'nats-jetstream', redis: 'redis-streams', kafka: 'apache-kafka' };
+  return names[entry.filter];
 }
 
 /** stop(), bounded; then any server PID still alive is killed. A problem is returned as the deployment's reason. */
@@ -225,7 +238,9 @@ async function runWorkload(
   }
   const servers = sampler.stop();
   const cpu = process.cpuUsage(cpu0);
-  const result = workloadResult(w, spec, startedAtS, servers, (cpu.user + cpu.system) / 1e6, throughput, latency, error);
+  // A JVM driver's CPU (the Kafka client) counts as client CPU too.
+  const external = error === undefined ? d.externalClientCpuSeconds?.() ?? 0 : 0;
+  const result = workloadResult(w, spec, startedAtS, servers, (cpu.user + cpu.system) / 1e6 + external, throughput, latency, error);
   bar.end(error !== undefined ? `FAILED: ${error}` : summarize(result));
   return { result, timedOut };
 }

@@ -10,6 +10,10 @@
 // while every slot is busy the open batch keeps filling (producer-accumulator.ts),
 // so under load batches still grow. The peers have no linger either.
 //
+// With `consumer: 'group'` (the real-client rows, issue 19) the reader is a
+// Consumer.run() member of a fresh group instead of the raw Fetch loop, and
+// the Producer takes the deployment's options with lingerMs 0.
+//
 // Sending is paced (measure.ts Pacer): every tick sends what is due so far in
 // one send() call. The first spec.warmupSeconds are sent but not measured
 // (LatencyRecorder). After that the producer is flushed and the consumer runs
@@ -33,12 +37,18 @@ export interface E2eInput {
   /** A connection to the leader of partition 0, for the consumer. */
   readonly leader: BrokerConnection;
   readonly acks: -1 | 1;
+  /** 'fetch' (default): long-polled Fetch on `leader`; 'group': Consumer.run() in a one-member group. */
+  readonly consumer?: 'fetch' | 'group';
+  /** Producer options beyond acks (lingerMs is 0 whatever is given). */
+  readonly producerOptions?: { readonly batchBytes?: number };
 }
+
+const GROUP_SESSION_TIMEOUT_MS = 10_000;
 
 export async function e2eLatency(input: E2eInput, spec: E2eSpec, progress: Progress): Promise<LatencyResult> {
   const latencies = new LatencyRecorder();
   const client = new Client({ bootstrap: [...input.bootstrap], clientId: 'bench-e2e' });
-  const producer = client.producer({ acks: input.acks, idempotent: input.acks === -1, lingerMs: LINGER_MS });
+  const producer = client.producer({ acks: input.acks, idempotent: input.acks === -1, ...input.producerOptions, lingerMs: LINGER_MS });
   /** Set once sending ended: the consumer stops when it has this many records (or the drain time is up). */
   let target: number | null = null;
   let drainDeadlineMs = Infinity;
@@ -49,9 +59,10 @@ export async function e2eLatency(input: E2eInput, spec: E2eSpec, progress: Progr
     // which took ~400 ms and was the whole p99 of a 5-second run. The topic is fresh: it lands at offset 0.
     const [warm] = await producer.send({ topic: input.topic, messages: [{ value: Buffer.alloc(Math.max(TIMESTAMP_BYTES, spec.valueBytes)) }] });
     const firstOffset = (warm?.offset ?? 0) + 1;
-    consumer = (async () => {
+    const done = (): boolean => abandoned || (target !== null && (latencies.received >= target || performance.now() >= drainDeadlineMs));
+    consumer = input.consumer === 'group' ? readWithGroup(client, input.topic, firstOffset, latencies, progress, done) : (async () => {
       let offset = firstOffset;
-      while (!abandoned && (target === null || (latencies.received < target && performance.now() < drainDeadlineMs))) {
+      while (!done()) {
         const res = await input.leader.fetch({ maxWaitMs: FETCH_WAIT_MS, topics: [{ name: input.topic, partitions: [{ partition: 0, fetchOffset: offset }] }] });
         const arrivedMs = nowMs();
         const p = res.topics[0]?.partitions[0];
@@ -77,6 +88,29 @@ export async function e2eLatency(input: E2eInput, spec: E2eSpec, progress: Progr
     await consumer.catch(() => undefined);
     await producer.close().catch(() => undefined);
     client.close();
+  }
+}
+
+/** A Consumer.run() member of a fresh group times every record from `firstOffset` on; resolves once `done()`. */
+async function readWithGroup(
+  client: Client, topic: string, firstOffset: number, latencies: LatencyRecorder, progress: Progress, done: () => boolean,
+): Promise<void> {
+  const consumer = client.consumer({ groupId: `bench-e2e-${topic}`, autoOffsetReset: 'earliest', sessionTimeoutMs: GROUP_SESSION_TIMEOUT_MS, maxWaitMs: FETCH_WAIT_MS });
+  let failure: Error | null = null;
+  consumer.on('crash', (e) => { failure = e.error; });
+  try {
+    await consumer.subscribe({ topics: topic, fromBeginning: true });
+    await consumer.run({
+      eachBatch: async ({ batch }) => {
+        const arrivedMs = nowMs();
+        for (const m of batch.messages) if (Number(m.offset) >= firstOffset) latencies.record(m.value!.readDoubleLE(0), arrivedMs);
+        progress(latencies.received);
+      },
+    });
+    while (!done() && failure === null) await new Promise((resolve) => setTimeout(resolve, FETCH_WAIT_MS));
+    if (failure !== null) throw failure;
+  } finally {
+    await consumer.close().catch(() => undefined);
   }
 }
 

@@ -9,6 +9,13 @@
 // partition per producer (remembered for consume()), e2e() to one with a
 // single partition. The workloads themselves are in sluice-produce.ts,
 // sluice-consume.ts and sluice-e2e.ts.
+//
+// Drivers (issue 19): 'raw' — the pipelined BrokerConnection workloads, the
+// protocol's ceiling; 'client' — the real Producer (a loop of single-record
+// send() calls, defaults or the tuned linger/batch) and Consumer.run() in a
+// group (sluice-client.ts); 'kafka-java' — Kafka's own Java client on
+// Sluice's Kafka listener (--kafka-listen on every node), the same driver
+// as the Apache Kafka peer (bench/peers/kafka-driver.ts).
 import type { BrokerConnection } from '../../src/client/broker-connection.js';
 import { connect, createTopic } from '../../test/integration/broker-kit.js';
 import { ProcessCluster, waitFor } from '../../test/integration/harness.js';
@@ -16,6 +23,9 @@ import { assert } from '../../src/util/assert.js';
 import { consumeGroup, consumePipelined } from './sluice-consume.js';
 import { e2eLatency } from './sluice-e2e.js';
 import { batchRecordsFor, producePipelined } from './sluice-produce.js';
+import { produceWithClient, type ClientProducerOptions } from './sluice-client.js';
+import { KafkaClientDriver } from '../peers/kafka-driver.js';
+import { DEFAULT_PRODUCER } from '../peers/kafka.js';
 import type { ConsumeSpec, Deployment, E2eSpec, LatencyResult, Progress, ProduceSpec, ThroughputResult } from './types.js';
 
 const NODES = 3;
@@ -26,6 +36,10 @@ export interface SluiceConfig {
   readonly replicationFactor: 1 | 3;
   readonly acks: -1 | 1;
   readonly durability: 'replication' | 'fsync';
+  /** How the workloads are driven; default 'raw'. */
+  readonly driver?: 'raw' | 'client' | 'kafka-java';
+  /** The Producer's options for driver 'client' (nothing: its defaults). */
+  readonly producer?: ClientProducerOptions;
 }
 
 interface WrittenTopic {
@@ -42,8 +56,14 @@ export class SluiceDeployment implements Deployment {
   private readonly conns = new Map<string, BrokerConnection>();
   private lastWritten: WrittenTopic | null = null;
   private topicSeq = 0;
+  private kafkaDriver: KafkaClientDriver | null = null;
+  private readonly warmupTopics = new Set<string>();
 
   constructor(readonly config: SluiceConfig) {}
+
+  private get driver(): 'raw' | 'client' | 'kafka-java' {
+    return this.config.driver ?? 'raw';
+  }
 
   get variant(): string {
     return this.config.variant;
@@ -52,13 +72,23 @@ export class SluiceDeployment implements Deployment {
   async start(): Promise<void> {
     assert(this.cluster === null, 'start() twice');
     this.cluster = await ProcessCluster.create({
-      size: NODES, brokers: true, logLevel: 'warn', extraArgs: ['--durability', this.config.durability],
+      size: NODES, brokers: true, logLevel: 'warn', extraArgs: ['--durability', this.config.durability], kafka: this.driver === 'kafka-java',
     });
     this.cluster.startAll();
     await waitFor(`${NODES} brokers in every broker's metadata`, async () => {
       for (const url of this.brokerUrls()) if ((await (await this.conn(url)).metadata([])).brokers.length !== NODES) return false;
       return true;
     }, { timeoutMs: START_TIMEOUT_MS, intervalMs: 100 });
+    if (this.driver === 'kafka-java') {
+      const acks = this.config.acks === -1 ? 'all' : '1';
+      this.kafkaDriver = new KafkaClientDriver(this.cluster.kafkaBootstrap, {
+        producer: { ...DEFAULT_PRODUCER, acks }, e2eProducer: { ...DEFAULT_PRODUCER, acks, 'linger.ms': '0' },
+      });
+    }
+  }
+
+  externalClientCpuSeconds(): number {
+    return this.kafkaDriver?.lastClientCpuSeconds ?? 0;
   }
 
   serverPids(): readonly number[] {
@@ -67,6 +97,13 @@ export class SluiceDeployment implements Deployment {
 
   async produce(spec: ProduceSpec, progress: Progress): Promise<ThroughputResult> {
     const topic = await this.freshTopic('produce', spec.producers);
+    if (this.driver !== 'raw') {
+      const { result, acked } = this.kafkaDriver !== null
+        ? await this.kafkaDriver.produce(topic.name, spec, progress)
+        : await produceWithClient(this.brokerUrls(), topic.name, await this.warmupTopic(spec.producers), this.config.acks, this.config.producer ?? {}, spec, progress);
+      this.lastWritten = { name: topic.name, valueBytes: spec.valueBytes, ends: acked };
+      return result;
+    }
     const targets = await Promise.all(topic.leaders.map(async (url, partition) => ({ partition, conn: await connect(url) })));
     try {
       const { result, acked } = await producePipelined(topic.name, targets, this.config.acks, spec, progress);
@@ -80,7 +117,8 @@ export class SluiceDeployment implements Deployment {
   async consume(spec: ConsumeSpec, progress: Progress): Promise<ThroughputResult> {
     const w = this.lastWritten;
     if (w === null) throw new Error('consume() needs a produce() first');
-    if (spec.consumers > 1) {
+    if (this.kafkaDriver !== null) return this.kafkaDriver.consume(w.name, w.ends, spec, `bench-group-${++this.topicSeq}`, progress);
+    if (spec.consumers > 1 || this.driver === 'client') {
       if (w.ends.length < spec.consumers) throw new Error(`a ${spec.consumers}-member group needs ${spec.consumers} partitions; ${w.name} has ${w.ends.length}`);
       return consumeGroup({ bootstrap: this.brokerUrls(), topic: w.name, groupId: `bench-group-${++this.topicSeq}`, ends: w.ends }, spec, progress);
     }
@@ -95,9 +133,13 @@ export class SluiceDeployment implements Deployment {
 
   async e2e(spec: E2eSpec, progress: Progress): Promise<LatencyResult> {
     const topic = await this.freshTopic('e2e', 1);
+    if (this.kafkaDriver !== null) return this.kafkaDriver.e2e(topic.name, spec, progress);
     const leader = await connect(topic.leaders[0]!);
     try {
-      return await e2eLatency({ bootstrap: this.brokerUrls(), topic: topic.name, leader, acks: this.config.acks }, spec, progress);
+      return await e2eLatency({
+        bootstrap: this.brokerUrls(), topic: topic.name, leader, acks: this.config.acks,
+        ...(this.driver === 'client' ? { consumer: 'group' as const, producerOptions: { ...(this.config.producer?.batchBytes !== undefined ? { batchBytes: this.config.producer.batchBytes } : {}) } } : {}),
+      }, spec, progress);
     } finally {
       leader.close();
     }
@@ -109,7 +151,15 @@ export class SluiceDeployment implements Deployment {
     const cluster = this.cluster;
     this.cluster = null;
     this.lastWritten = null;
+    this.kafkaDriver = null;
+    this.warmupTopics.clear();
     await cluster?.cleanup();
+  }
+
+  /** host:port,... of the Kafka listeners (driver 'kafka-java' only). */
+  get kafkaBootstrap(): string {
+    assert(this.cluster !== null && this.driver === 'kafka-java', 'no Kafka listeners: the deployment is not a started kafka-java one');
+    return this.cluster.kafkaBootstrap;
   }
 
   private brokerUrls(): string[] {
@@ -131,6 +181,17 @@ export class SluiceDeployment implements Deployment {
     const rf = this.config.replicationFactor;
     await createTopic(await this.conn(this.brokerUrls()[0]!), name, partitions, rf, { 'min.insync.replicas': rf === 3 ? '2' : '1' });
     return { name, leaders: await this.leaderUrls(name) };
+  }
+
+  /** A topic with `partitions` partitions for the producers' warm-up records (made once per count). */
+  private async warmupTopic(partitions: number): Promise<string> {
+    const name = `bench-warmup-${partitions}`;
+    if (!this.warmupTopics.has(name)) {
+      const rf = this.config.replicationFactor;
+      await createTopic(await this.conn(this.brokerUrls()[0]!), name, partitions, rf, { 'min.insync.replicas': rf === 3 ? '2' : '1' });
+      this.warmupTopics.add(name);
+    }
+    return name;
   }
 
   private async leaderUrls(topic: string): Promise<string[]> {
@@ -158,4 +219,27 @@ export function sluiceRf3(): SluiceDeployment {
 /** RF=3 acks=all with fsync before ack (paired with Redis AOF everysec). */
 export function sluiceRf3Fsync(): SluiceDeployment {
   return new SluiceDeployment({ variant: 'RF=3 acks=all fsync', replicationFactor: 3, acks: -1, durability: 'fsync' });
+}
+
+/** RF=3 acks=all through the real Producer with its defaults (lingerMs 5, batchBytes 16 KiB) and Consumer.run(). */
+export function sluiceRf3Client(): SluiceDeployment {
+  return new SluiceDeployment({ variant: 'RF=3 acks=all, Producer defaults + Consumer.run()', replicationFactor: 3, acks: -1, durability: 'replication', driver: 'client' });
+}
+
+/** The same with the tuned producer (lingerMs 10, batchBytes 262144: Kafka's tuned variant). */
+export function sluiceRf3ClientTuned(producer: ClientProducerOptions): SluiceDeployment {
+  return new SluiceDeployment({
+    variant: `RF=3 acks=all, Producer lingerMs=${producer.lingerMs} batchBytes=${producer.batchBytes} + Consumer.run()`,
+    replicationFactor: 3, acks: -1, durability: 'replication', driver: 'client', producer,
+  });
+}
+
+/** RF=1 acks=1 through the real Producer (defaults) and Consumer.run(). */
+export function sluiceRf1Client(): SluiceDeployment {
+  return new SluiceDeployment({ variant: 'RF=1 acks=1, Producer defaults + Consumer.run()', replicationFactor: 1, acks: 1, durability: 'replication', driver: 'client' });
+}
+
+/** RF=3 acks=all on Sluice's Kafka listener, driven by Kafka's Java client with its defaults (as the Kafka peer is). */
+export function sluiceRf3KafkaClient(): SluiceDeployment {
+  return new SluiceDeployment({ variant: 'RF=3 acks=all via the Kafka listener, Kafka Java client defaults', replicationFactor: 3, acks: -1, durability: 'replication', driver: 'kafka-java' });
 }

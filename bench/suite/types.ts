@@ -70,7 +70,7 @@ export interface LatencyResult {
 /** Called with the records done so far; drives the progress bar. */
 export type Progress = (done: number) => void;
 
-export type SystemName = 'sluice' | 'nats-jetstream' | 'redis-streams';
+export type SystemName = 'sluice' | 'nats-jetstream' | 'redis-streams' | 'apache-kafka';
 
 export interface Deployment {
   readonly system: SystemName;
@@ -87,6 +87,11 @@ export interface Deployment {
   e2e(spec: E2eSpec, progress: Progress): Promise<LatencyResult>;
   /** Stops every process it started (by PID) and removes its data dirs. */
   stop(): Promise<void>;
+  /**
+   * CPU seconds that client processes other than this one (a JVM driver) spent
+   * on the last workload; the runner adds them to the client CPU. Absent: none.
+   */
+  externalClientCpuSeconds?(): number;
 }
 
 /** Whether a peer can run here; when not, why (shown instead of its numbers). */

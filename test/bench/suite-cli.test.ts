@@ -8,8 +8,19 @@ import { parseCompareArgs } from '../../bench/suite/compare.js';
 import { COMPARE_JS, RUN_JS, argsAfter, benchCommand, runNodeScript } from '../../src/cli/commands/bench.js';
 
 describe('bench suite: compare flags', () => {
-  it('defaults to the quick profile, every system and bench-results/', () => {
-    expect(parseCompareArgs([])).to.deep.equal({ profile: PROFILES.quick, systems: ['sluice', 'nats', 'redis'], outDir: 'bench-results' });
+  it('defaults to the quick profile, every system and deployment, the perf tools, and bench-results/', () => {
+    expect(parseCompareArgs([])).to.deep.equal({
+      profile: PROFILES.quick, systems: ['sluice', 'nats', 'redis', 'kafka'], outDir: 'bench-results', only: null, perfTools: true,
+    });
+  });
+
+  it('picks deployments with --only (perf-tools naming the perf-tool section) and the perf tools with --perf-tools', () => {
+    expect(parseCompareArgs(['--only', 'kafka-r1,sluice-rf3-client'])).to.deep.include({ only: ['kafka-r1', 'sluice-rf3-client'], perfTools: false });
+    expect(parseCompareArgs(['--only', 'perf-tools'])).to.deep.include({ only: [], perfTools: true });
+    expect(parseCompareArgs(['--only', 'kafka-r3', '--perf-tools', 'on'])).to.deep.include({ only: ['kafka-r3'], perfTools: true });
+    expect(parseCompareArgs(['--systems', 'sluice,nats'])).to.deep.include({ only: null, perfTools: false });
+    expect(parseCompareArgs(['--perf-records', '777']).profile.perfToolRecords).to.equal(777);
+    expect(PROFILES.full.perfToolRecords).to.equal(PROFILES.full.records);
   });
 
   it('takes a profile, systems, an out dir and size overrides, as "--x v" or "--x=v"', () => {
@@ -21,7 +32,7 @@ describe('bench suite: compare flags', () => {
   });
 
   it('refuses unknown flags and bad values', () => {
-    for (const argv of [['--profile', 'huge'], ['--systems', 'kafka'], ['--records', '-1'], ['--rates', '10,x'], ['--bogus', '1'], ['--out']]) {
+    for (const argv of [['--profile', 'huge'], ['--systems', 'kafkaa'], ['--only', 'kafka-r9'], ['--only', ''], ['--perf-tools', 'maybe'], ['--records', '-1'], ['--rates', '10,x'], ['--bogus', '1'], ['--out']]) {
       expect(() => parseCompareArgs(argv), argv.join(' ')).to.throw();
     }
   });

@@ -3,7 +3,8 @@
 // the HTML file (self-contained, one chart per workload with a line per
 // system, RSS per server process).
 import { expect } from 'chai';
-import { allFiguresTable, pairingTables, renderMarkdown, targetChecks, type ReportTable } from '../../bench/suite/report-md.js';
+import { allFiguresTable, brokerCostTable, kafkaTargetChecks, pairingTables, perfToolsTable, renderMarkdown, targetChecks, type ReportTable } from '../../bench/suite/report-md.js';
+import type { PerfToolRow } from '../../bench/suite/perf-tools.js';
 import { nines, ratePoints, renderHtml } from '../../bench/suite/report-html.js';
 import { linearTicks, lineChart, logTicks } from '../../bench/suite/svg-chart.js';
 import { machineInfo } from '../../bench/suite/machine.js';
@@ -122,7 +123,7 @@ describe('bench suite: Markdown report', () => {
     const md = renderMarkdown(r);
     expect(md).to.include('| workload | Sluice RF=3 acks=all | NATS JetStream R3 | Sluice × |');
     expect(md).to.include('|---|---:|---:|---:|');
-    expect(md).to.include('### Targets (issue 8)');
+    expect(md).to.include('### Targets (issues 8 and 19)');
     expect(md).to.not.include('### Failures');
   });
 
@@ -132,7 +133,96 @@ describe('bench suite: Markdown report', () => {
     const failed = { ...rf3, status: 'failed' as const, workloads: rf3.workloads.map((w, i) => (i === 0 ? { ...w, status: 'failed' as const, error: 'boom' } : w)) };
     const md = renderMarkdown({ ...r, deployments: [r.deployments[0]!, failed, ...r.deployments.slice(2)], failures: 1 });
     expect(md).to.include('- Sluice RF=3 acks=all · produce 100 B: boom');
-    expect(row(table(pairingTables({ ...r, deployments: [failed] }), 'Sluice RF=3'), 'produce 100 B')[1]).to.equal('failed');
+    expect(row(table(pairingTables({ ...r, deployments: [failed, r.deployments[3]!] }), 'Sluice RF=3'), 'produce 100 B')[1]).to.equal('failed');
+  });
+});
+
+function kafkaSample() {
+  return results([
+    ranDeployment('sluice-rf3', 'Sluice RF=3 acks=all', 'sluice', 500_000, 2),
+    ranDeployment('sluice-rf3-client', 'Sluice RF=3 acks=all, Producer', 'sluice', 300_000, 3),
+    ranDeployment('sluice-rf3-client-tuned', 'Sluice RF=3 acks=all, Producer tuned', 'sluice', 450_000, 3),
+    ranDeployment('sluice-rf3-kafka-client', 'Sluice RF=3 acks=all, Kafka Java client', 'sluice', 350_000, 5),
+    ranDeployment('kafka-r3', 'Kafka R3 acks=all', 'apache-kafka', 400_000, 4, 700),
+    ranDeployment('kafka-r3-tuned', 'Kafka R3 acks=all, producer tuned', 'apache-kafka', 600_000, 4, 700),
+  ]);
+}
+
+function perfRow(system: PerfToolRow['system'], tool: PerfToolRow['tool'], recordsPerS: number, cpuPerM: number): PerfToolRow {
+  return {
+    system, deployment: system === 'sluice' ? 'Sluice RF=3 (Kafka listener)' : 'Kafka R3', tool, flags: `--topic t ${tool}`, status: 'ok',
+    records: 1000, recordsPerS, mbPerS: 1, p50Ms: 3, p99Ms: 9, serverCpuSeconds: 1, serverCpuSPerM: cpuPerM, peakServerRssMb: 100,
+  };
+}
+
+describe('bench suite: report of the Kafka comparison (issue 19)', () => {
+  it('pairs Sluice RF=3 with Kafka R3, and its real Producer with Kafka\'s producer of the same settings', () => {
+    const ts = pairingTables(kafkaSample());
+    const raw = table(ts, 'Sluice RF=3 acks=all (raw connection) vs Apache Kafka R3');
+    expect(raw.header).to.deep.equal(['workload', 'Sluice RF=3 acks=all', 'Kafka R3 acks=all', 'Sluice ×', 'Kafka R3 acks=all, producer tuned', 'Sluice ×']);
+    expect(row(raw, 'produce 100 B').slice(3)).to.deep.equal(['1.25×', '600,000 rec/s (60 MB/s)', '0.83×']);
+    const tuned = table(ts, 'Sluice RF=3 acks=all through its Producer, tuned');
+    expect(row(tuned, 'produce 100 B').slice(1)).to.deep.equal(['450,000 rec/s (45 MB/s)', '600,000 rec/s (60 MB/s)', '0.75×']);
+    expect(tuned.notes.join('\n')).to.include('Kafka R3 acks=all, producer tuned: Kafka R3 acks=all, producer tuned.');
+    const same = table(ts, 'Kafka\'s Java client on Sluice\'s Kafka listener');
+    expect(row(same, 'e2e latency at 10,000 rec/s, p99').slice(1)).to.deep.equal(['5.00 ms', '4.00 ms', '0.80×']);
+  });
+
+  it('shows the real client as a share of the raw connection', () => {
+    const t = table(pairingTables(kafkaSample()), 'Sluice RF=3 through its real clients');
+    expect(t.header.filter((h) => h === '% of raw')).to.have.length(3);
+    expect(row(t, 'produce 100 B').slice(2)).to.deep.equal(['300,000 rec/s (30 MB/s)', '60%', '450,000 rec/s (45 MB/s)', '90%', '350,000 rec/s (35 MB/s)', '70%']);
+  });
+
+  it('leaves out a pairing none of whose peers was run', () => {
+    const titles = pairingTables(kafkaSample()).map((t) => t.title);
+    expect(titles.some((t) => t.includes('Kafka R1'))).to.equal(false); // no RF=1 deployment in the sample
+    expect(titles.some((t) => t.includes('NATS'))).to.equal(false);
+  });
+
+  it('judges issue 19\'s targets from the figures', () => {
+    const checks = kafkaTargetChecks(kafkaSample());
+    const status = (start: string) => checks.find((c) => c.target.startsWith(start))?.status;
+    expect(status('produce RF=3 acks=all, real Producer (defaults) ≥ Kafka')).to.equal('missed'); // 300k vs 400k
+    expect(status('produce RF=3 acks=all, real Producer tuned ≥ Kafka')).to.equal('missed'); // 450k vs 600k
+    expect(status('consume, 1 consumer, RF=3')).to.equal('missed'); // 600k vs 800k
+    expect(status('e2e at 10,000 rec/s, RF=3 acks=all: p99 ≤ Kafka')).to.equal('met'); // 2 vs 4 ms
+    expect(status('broker RSS below Kafka')).to.equal('met'); // 120 vs 700 MB
+    expect(checks.find((c) => c.target.startsWith('broker RSS'))?.measured).to.equal('0.17× of Kafka\'s at worst');
+    expect(status('real Producer within 80%')).to.equal('met'); // best 450k of 500k
+    expect(status('a loop of single-record send()')).to.equal('missed'); // 450k
+    // Without Kafka in the run, the comparisons are not measured (never met by default).
+    const noKafka = kafkaTargetChecks(sample());
+    expect(noKafka.filter((c) => c.target.includes('Kafka')).every((c) => c.status === 'not measured')).to.equal(true);
+    expect(targetChecks(kafkaSample()).length).to.equal(targetChecks(sample()).length);
+  });
+
+  it('tabulates broker RSS and CPU per million records for every deployment that ran', () => {
+    const t = brokerCostTable(kafkaSample());
+    expect(t.rows.map((r) => r[0])).to.deep.equal(kafkaSample().deployments.map((d) => d.label));
+    expect(row(t, 'Kafka R3 acks=all')[1]).to.equal('700');
+    expect(row(t, 'Kafka R3 acks=all')[2]).to.equal('2.50');
+  });
+
+  it('renders the perf tools with the same flags side by side, with Sluice/Kafka ratios', () => {
+    const r = {
+      ...kafkaSample(),
+      perfTools: {
+        records: 1000, valueBytes: 100, rows: [
+          perfRow('sluice', 'kafka-producer-perf-test', 200_000, 4), perfRow('sluice', 'kafka-consumer-perf-test', 300_000, 1),
+          perfRow('apache-kafka', 'kafka-producer-perf-test', 100_000, 8), { ...perfRow('apache-kafka', 'kafka-consumer-perf-test', 0, 0), status: 'failed' as const, error: 'boom' },
+        ],
+      },
+    };
+    const t = perfToolsTable(r)!;
+    expect(t.rows).to.have.length(4);
+    expect(t.rows[0]!.slice(2, 5)).to.deep.equal(['Sluice RF=3 (Kafka listener)', '200,000 rec/s (1 MB/s)', 'p50 3 ms, p99 9 ms']);
+    expect(t.rows[3]![3]).to.equal('failed: boom');
+    expect(t.notes).to.include('kafka-producer-perf-test --topic t kafka-producer-perf-test: Sluice/Kafka throughput 2.00×, server CPU per record 0.50×');
+    expect(t.notes.some((n) => n.includes('consumer-perf-test: Sluice/Kafka'))).to.equal(false); // Kafka's run failed
+    expect(perfToolsTable(kafkaSample())).to.equal(null);
+    expect(renderMarkdown(r)).to.include('### Kafka\'s perf tools, same flags');
+    expect(renderHtml(r)).to.include('Kafka&#39;s perf tools');
   });
 });
 
