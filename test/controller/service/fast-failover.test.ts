@@ -17,14 +17,9 @@ import { BrokerLifecycle, type ControllerCall } from '../../../src/server/broker
 import { SystemClock, SystemScheduler } from '../../../src/util/clock.js';
 import { SeededRng } from '../../../src/util/rng.js';
 import { silentLogger } from '../../../src/util/logger.js';
+import { waitFor } from '../../integration/harness.js';
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const WAIT = { timeoutMs: 15_000, intervalMs: 10 };
 
 describe('fast failover: lifecycles reporting to a real controller', function () {
   this.timeout(60_000);
@@ -45,7 +40,7 @@ describe('fast failover: lifecycles reporting to a real controller', function ()
     controller = new QuorumController({ quorum: node, metadata, clusterId: 'c1', clock: SystemClock, scheduler: SystemScheduler, rng: new SeededRng(2), logger: silentLogger });
     const api = createControllerApi(controller);
     call = <T>(name: string, body: Record<string, unknown>) => api(name, body) as Promise<T>;
-    await waitFor('an active controller', () => controller.isActive && metadata.image.cluster !== null);
+    await waitFor('an active controller', () => controller.isActive && metadata.image.cluster !== null, WAIT);
   });
 
   afterEach(async () => {
@@ -77,7 +72,7 @@ describe('fast failover: lifecycles reporting to a real controller', function ()
     b1.leaderLink(3, false);
     expect(b1.unreachableBrokers).to.deep.equal([2, 3]);
     b3.stop();
-    await waitFor('broker 3 fenced', () => metadata.image.brokers.get(3)!.fenced);
+    await waitFor('broker 3 fenced', () => metadata.image.brokers.get(3)!.fenced, WAIT);
     expect(controller.brokerHeartbeats.isAlive(3), 'inside its session').to.equal(true);
     expect(controller.brokerHeartbeats.reportersOf(2), 'broker 2 is reported as long as broker 3 was').to.deep.equal([1]);
     expect(metadata.image.brokers.get(2)!.fenced, 'broker 2 heartbeats: a peer\'s word alone fences nobody').to.equal(false);
@@ -87,7 +82,7 @@ describe('fast failover: lifecycles reporting to a real controller', function ()
     b1.leaderLink(2, true);
     b1.leaderLink(3, true);
     expect(b1.unreachableBrokers).to.deep.equal([]);
-    await waitFor('the reports withdrawn', () => controller.brokerHeartbeats.reportersOf(2).length === 0);
+    await waitFor('the reports withdrawn', () => controller.brokerHeartbeats.reportersOf(2).length === 0, WAIT);
   });
 
   it('counts the reports of fetchers replaced for a new URL: the leader stays reported until the last one withdraws', () => {
