@@ -280,6 +280,19 @@ export class GroupCoordinator implements TxnOffsetsHost {
     return { errorCode: 0, errorMessage: null, nodeId: leader, url };
   }
 
+  /**
+   * Asks for __consumer_offsets if it does not exist yet (AddOffsetsToTxn
+   * may come before any FindCoordinator for a group, as the Java client
+   * sends it); true when it exists.
+   */
+  ensureOffsetsTopic(): boolean {
+    const image = this.opts.image();
+    const topic = image.topic(CONSUMER_OFFSETS_TOPIC);
+    if (topic && topic.partitions.size > 0) return true;
+    this.createOffsetsTopic(image);
+    return false;
+  }
+
   /** Asks the controller for __consumer_offsets (once at a time); FindCoordinator answers COORDINATOR_NOT_AVAILABLE meanwhile. */
   private createOffsetsTopic(image: MetadataImage): void {
     if (this.creatingTopic) return;

@@ -231,6 +231,7 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
   const transactions = new TransactionCoordinator({
     brokerId: opts.nodeId, replicas, image: () => opts.metadata.image, admin: opts.admin, producerIds, markers: markerChannel(opts.nodeId, replicas, links),
     clock: opts.clock, scheduler: opts.scheduler, rng: opts.rng.fork(), logger: log.child({ component: 'transactions' }),
+    ensureOffsetsTopic: () => groups.ensureOffsetsTopic(),
   });
   ref.verifier = new TransactionVerifier(opts.nodeId, transactions, links);
   transactions.start();

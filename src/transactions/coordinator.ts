@@ -80,6 +80,8 @@ export interface TransactionCoordinatorOptions {
   readonly rng: Rng;
   readonly logger: Logger;
   readonly limits?: Partial<TxnCoordinatorLimits>;
+  /** Creates __consumer_offsets when AddOffsetsToTxn names a group before it exists (the group coordinator's). */
+  readonly ensureOffsetsTopic?: () => void;
 }
 
 interface TxnEntry {
@@ -383,7 +385,8 @@ export class TransactionCoordinator implements TransactionOps {
   async addOffsetsToTxn(req: AddOffsetsToTxnRequest): Promise<AddOffsetsToTxnResponse> {
     const offsets = this.opts.image().topic(CONSUMER_OFFSETS_TOPIC);
     if (!offsets || offsets.partitions.size === 0) {
-      return answerOf({ error: Errors.COORDINATOR_NOT_AVAILABLE, message: `${CONSUMER_OFFSETS_TOPIC} does not exist yet (FindCoordinator for the group creates it)` });
+      this.opts.ensureOffsetsTopic?.();
+      return answerOf({ error: Errors.COORDINATOR_NOT_AVAILABLE, message: `creating ${CONSUMER_OFFSETS_TOPIC}` });
     }
     const partition = { topic: CONSUMER_OFFSETS_TOPIC, partition: coordinatorPartition(req.groupId, offsets.partitions.size) };
     const add = { transactionalId: req.transactionalId, producerId: req.producerId, producerEpoch: req.producerEpoch, partitions: [partition] };

@@ -52,10 +52,13 @@ describe('transaction coordinator (in-process, real replica managers)', function
     },
   };
   let nextProducerId = 1000;
+  /** Times a coordinator asked for __consumer_offsets (the group coordinator's creation, in the broker). */
+  let offsetsTopicAsks = 0;
 
   beforeEach(async () => {
     cluster = await TestCluster.start([1, 2], { replicaLagTimeMaxMs: 60_000 });
     createCalls.length = 0;
+    offsetsTopicAsks = 0;
     for (const id of [1, 2]) {
       const scheduler = new ManualScheduler();
       schedulers.set(id, scheduler);
@@ -69,6 +72,9 @@ describe('transaction coordinator (in-process, real replica managers)', function
         producerIds: { nextProducerId: async () => nextProducerId++ },
         markers: markerChannel(id, cluster.node(id).rm, calls),
         limits: { writeTimeoutMs: 2_000 },
+        ensureOffsetsTopic: () => {
+          offsetsTopicAsks++;
+        },
       });
       c.start();
       coordinators.set(id, c);
@@ -292,12 +298,13 @@ describe('transaction coordinator (in-process, real replica managers)', function
     expect(coordinator(2).transaction('ghost')).to.equal(undefined);
   });
 
-  it('AddOffsetsToTxn adds the group\'s __consumer_offsets partition', async () => {
+  it('AddOffsetsToTxn adds the group\'s __consumer_offsets partition, asking for the topic first when there is none', async () => {
     createStateTopic(1);
     await active(1);
     const p = await init(1);
     const missing = await coordinator(1).addOffsetsToTxn({ transactionalId: TXN, ...p, groupId: 'billing' });
-    expect(missing.errorCode).to.equal(Errors.COORDINATOR_NOT_AVAILABLE.code);
+    expect(missing.errorCode, 'retriable while the topic is created').to.equal(Errors.COORDINATOR_NOT_AVAILABLE.code);
+    expect(offsetsTopicAsks, 'the coordinator asked for __consumer_offsets').to.equal(1);
     cluster.createTopic(CONSUMER_OFFSETS_TOPIC, 'offsets-id', [{ replicas: [1, 2] }, { replicas: [2, 1] }, { replicas: [1, 2] }]);
     expect(await coordinator(1).addOffsetsToTxn({ transactionalId: TXN, ...p, groupId: 'billing' })).to.deep.equal({ errorCode: 0, errorMessage: null });
     expect(coordinator(1).transaction(TXN)!.partitions).to.deep.equal([{ topic: CONSUMER_OFFSETS_TOPIC, partition: coordinatorPartition('billing', 3) }]);
