@@ -12,7 +12,8 @@
 //     metadata image (under-replicated and offline partitions), the Raft
 //     status (term, metadata lag), the controller (active 0/1), the replica
 //     manager (leader count, purgatory sizes), the group coordinator
-//     (consumer lag) and the log cleaner (its totals, last clean, and the
+//     (consumer lag), the transaction coordinator (ids by state, markers
+//     pending, timeout aborts) and the log cleaner (its totals, last clean, and the
 //     largest dirty ratio of the compacted logs). Scrape-time gauges cost
 //     nothing between scrapes.
 //
@@ -35,6 +36,7 @@ import type { RaftNode } from '../raft-node/node.js';
 import type { QuorumController } from '../controller/service/quorum-controller.js';
 import type { Broker } from './broker.js';
 import type { CleanerStats } from '../storage/log-cleaner.js';
+import type { TxnCoordinatorStats } from '../transactions/coordinator.js';
 
 const PREFIX = 'sluice_';
 /** Distinct (quota, user, client id) series of the throttle counters; client ids are the client's choice. */
@@ -63,6 +65,8 @@ export interface BrokerView {
   readonly purgatorySizes: () => { readonly produce: number; readonly fetch: number };
   /** Consumer lag per group this broker coordinates (messages). */
   readonly groupLags: () => Iterable<{ readonly groupId: string; readonly lag: number }>;
+  /** The transaction coordinator's figures (src/transactions/coordinator.ts). */
+  readonly transactions?: () => TxnCoordinatorStats;
   /** The log cleaner's totals and the largest dirty ratio; absent when log.cleaner.enable is false. */
   readonly cleaner?: () => { readonly stats: CleanerStats; readonly maxDirtyRatio: number };
 }
@@ -143,6 +147,7 @@ export function nodeSources(parts: {
       leaderCount: () => broker.replicas.leaderCount,
       purgatorySizes: () => broker.replicas.purgatorySizes,
       groupLags: () => consumerGroupLags(broker.groups.committedOffsets(), (t, p) => broker.replicas.partition(t, p)?.log.highWatermark),
+      transactions: () => broker.transactions.stats(),
       ...(broker.logs.cleaner ? { cleaner: () => ({ stats: broker.logs.cleaner!.stats, maxDirtyRatio: broker.logs.cleaner!.maxDirtyRatio() }) } : {}),
     },
   };
@@ -376,6 +381,29 @@ export class NodeMetrics {
       g.reset();
       for (const { groupId, lag } of s.broker?.groupLags() ?? []) g.set({ group: groupId }, lag);
     }, ['group']);
+    this.defineTransactionGauges(gauge);
+  }
+
+  /** The transaction coordinator's, computed on scrape (one owner per fact: the coordinator). */
+  private defineTransactionGauges(gauge: <L extends string>(name: string, help: string, collect: (g: Gauge<L>, s: MetricsSources) => void, labelNames?: L[]) => void): void {
+    gauge<'state'>('transactions', 'Transactional ids this broker coordinates, by transaction state (Ongoing, PrepareCommit, CompleteAbort, ...)', (g, s) => {
+      g.reset();
+      for (const [state, n] of s.broker?.transactions?.().byState ?? []) g.set({ state }, n);
+    }, ['state']);
+    gauge<'state'>('transaction_coordinator_partitions', '__transaction_state partitions this broker leads, loading or active', (g, s) => {
+      const t = s.broker?.transactions?.();
+      if (!t) return;
+      g.set({ state: 'loading' }, t.partitions.loading);
+      g.set({ state: 'active' }, t.partitions.active);
+    }, ['state']);
+    gauge('transaction_markers_pending', 'Transactions whose COMMIT/ABORT markers or completion this coordinator is still writing', (g, s) => {
+      const t = s.broker?.transactions?.();
+      if (t) g.set(t.completing);
+    });
+    gauge('transactions_timed_out_total', 'Transactions this coordinator aborted for exceeding their transaction.timeout.ms, since the broker started', (g, s) => {
+      const t = s.broker?.transactions?.();
+      if (t) g.set(t.timedOutAborts);
+    });
   }
 
   /**

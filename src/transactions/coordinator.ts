@@ -105,10 +105,24 @@ type Found = { readonly shard: Shard } | Refusal;
 
 const answerOf = (r: Refusal): { errorCode: number; errorMessage: string } => ({ errorCode: r.error.code, errorMessage: `${r.error.name}: ${r.message}` });
 
+/** The coordinator's figures at one moment (TransactionCoordinator.stats). */
+export interface TxnCoordinatorStats {
+  /** Transactional ids of the active partitions, by transaction state. */
+  readonly byState: ReadonlyMap<string, number>;
+  /** __transaction_state partitions this broker leads, loading or serving. */
+  readonly partitions: { readonly loading: number; readonly active: number };
+  /** Transactions whose markers and completion are being written. */
+  readonly completing: number;
+  /** Transactions aborted for their timeout since the broker started. */
+  readonly timedOutAborts: number;
+}
+
 export class TransactionCoordinator implements TransactionOps {
   readonly limits: TxnCoordinatorLimits;
   private readonly shards = new Map<number, Shard>();
   private creatingTopic = false;
+  /** Transactions aborted by the timeout scan since start (metrics). */
+  private timedOutAborts = 0;
   private stopped = false;
   private unsubscribe: () => void = () => undefined;
   private cancelScan: () => void = () => undefined;
@@ -137,6 +151,27 @@ export class TransactionCoordinator implements TransactionOps {
   /** __transaction_state partitions this broker coordinates, with their state (tests, describe). */
   get shardStates(): ReadonlyMap<number, Shard['state']> {
     return new Map([...this.shards].map(([p, s]) => [p, s.state] as const));
+  }
+
+  /**
+   * What the metrics show on scrape: the ids of the loaded partitions by
+   * state, the partitions by load state, the transactions whose markers are
+   * being written, and how many transactions this broker aborted for their
+   * timeout since it started.
+   */
+  stats(): TxnCoordinatorStats {
+    const byState = new Map<string, number>();
+    const partitions = { loading: 0, active: 0 };
+    let completing = 0;
+    for (const shard of this.shards.values()) {
+      if (shard.state === 'loading' || shard.state === 'active') partitions[shard.state]++;
+      if (shard.state !== 'active') continue;
+      for (const entry of shard.txns.values()) {
+        if (entry.completing) completing++;
+        if (entry.meta) byState.set(entry.meta.state, (byState.get(entry.meta.state) ?? 0) + 1);
+      }
+    }
+    return { byState, partitions, completing, timedOutAborts: this.timedOutAborts };
   }
 
   /** The id's state on this broker (tests and DescribeTransactions), undefined when not here. */
@@ -457,7 +492,9 @@ export class TransactionCoordinator implements TransactionOps {
         const abort = expireTransition(meta, now);
         if (abort) {
           this.log.info({ transactionalId: id, producerId: meta.producerId, producerEpoch: meta.producerEpoch, timeoutMs: meta.timeoutMs }, 'aborting a transaction past its timeout');
-          void this.transition(shard, entry, id, abort);
+          void this.transition(shard, entry, id, abort).then((problem) => {
+            if (!problem) this.timedOutAborts++;
+          });
         } else if (isIdExpired(meta, now, expirationMs)) {
           this.log.info({ transactionalId: id }, 'transactional id expired');
           void this.transition(shard, entry, id, null);

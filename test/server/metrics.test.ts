@@ -171,6 +171,7 @@ describe('metrics', () => {
         broker: {
           state: () => 'running', leaderCount: () => 4, purgatorySizes: () => ({ produce: 1, fetch: 2 }),
           groupLags: () => [{ groupId: 'g1', lag: 12 }],
+          transactions: () => ({ byState: new Map([['Ongoing', 2], ['CompleteCommit', 5]]), partitions: { loading: 1, active: 3 }, completing: 1, timedOutAborts: 4 }),
         },
       };
       m.attach(sources);
@@ -185,6 +186,11 @@ describe('metrics', () => {
       expect(sampleValue(e, 'sluice_leader_partitions')).to.equal(4);
       expect(sampleValue(e, 'sluice_purgatory_size', { purgatory: 'fetch' })).to.equal(2);
       expect(sampleValue(e, 'sluice_consumer_group_lag', { group: 'g1' })).to.equal(12);
+      expect(sampleValue(e, 'sluice_transactions', { state: 'Ongoing' })).to.equal(2);
+      expect(sampleValue(e, 'sluice_transactions', { state: 'CompleteCommit' })).to.equal(5);
+      expect(sampleValue(e, 'sluice_transaction_coordinator_partitions', { state: 'active' })).to.equal(3);
+      expect(sampleValue(e, 'sluice_transaction_markers_pending')).to.equal(1);
+      expect(sampleValue(e, 'sluice_transactions_timed_out_total')).to.equal(4);
       term = 4;
       e = await scrape(m);
       expect(sampleValue(e, 'sluice_raft_term')).to.equal(4);

@@ -224,9 +224,13 @@ describe('transaction coordinator (in-process, real replica managers)', function
     await add(1, p, [0]);
     schedulers.get(1)!.advance(CLEANUP_INTERVAL_MS);
     expect(coordinator(1).transaction(TXN)?.state, 'not yet due at 10 s').to.equal('Ongoing');
+    expect(Object.fromEntries(coordinator(1).stats().byState)).to.deep.equal({ Ongoing: 1 });
+    expect(coordinator(1).stats().timedOutAborts).to.equal(0);
     schedulers.get(1)!.advance(CLEANUP_INTERVAL_MS);
     await until(1, 'the timeout abort', () => coordinator(1).transaction(TXN)?.state === 'CompleteAbort');
     expect(coordinator(1).transaction(TXN)).to.include({ producerEpoch: 1, coordinatorAborted: true });
+    expect(coordinator(1).stats()).to.deep.include({ timedOutAborts: 1, completing: 0, partitions: { loading: 0, active: 1 } });
+    expect(Object.fromEntries(coordinator(1).stats().byState)).to.deep.equal({ CompleteAbort: 1 });
     expect(markersIn(1, 'orders', 0)).to.deep.equal([{ producerId: p.producerId, producerEpoch: 1, committed: false, coordinatorEpoch: 0 }]);
     expect((await coordinator(1).endTxn({ transactionalId: TXN, ...p, committed: true, bumpEpoch: true })).errorCode).to.equal(Errors.PRODUCER_FENCED.code);
     expect((await add(1, p, [0])).errorCode).to.equal(Errors.PRODUCER_FENCED.code);
