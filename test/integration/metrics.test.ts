@@ -67,6 +67,8 @@ describe('metrics and health endpoints on a real 3-node cluster', function () {
       expect(sampleValue(e, 'sluice_broker_running')).to.equal(1);
       expect(sampleValue(e, 'sluice_process_resident_memory_bytes')).to.be.greaterThan(0);
       expect(e.types.get('sluice_request_duration_seconds')).to.equal('histogram');
+      expect(sampleValue(e, 'sluice_transactions_timed_out_total'), 'the transaction coordinator is wired').to.equal(0);
+      expect(sampleValue(e, 'sluice_transaction_markers_pending')).to.equal(0);
     }
   });
 
