@@ -47,7 +47,7 @@ run: build
 	node dist/src/cli/main.js local --nodes 3 --data-dir ./data
 
 # Every benchmark scenario (or `make bench BENCH="produce scale"`); `compare`
-# runs Sluice against NATS JetStream and Redis Streams — `make bench-peers`
+# runs Sluice against Apache Kafka, NATS JetStream and Redis Streams — `make bench-peers`
 # installs those first. docs/benchmarks.md records the figures.
 bench: build
 	node dist/bench/run.js $(BENCH)
@@ -60,7 +60,7 @@ bench-peers:
 interop-tools: install
 	./scripts/interop-tools.sh
 
-# The side-by-side suite alone: `make bench-compare [PROFILE=quick|full] [SYSTEMS=sluice,nats,redis]`.
+# The side-by-side suite alone: `make bench-compare [PROFILE=quick|full] [SYSTEMS=sluice,kafka,nats,redis]`.
 PROFILE ?= full
 bench-compare: build
 	node dist/bench/suite/compare.js --profile $(PROFILE) $(if $(SYSTEMS),--systems $(SYSTEMS))

@@ -16,7 +16,7 @@ const SCENARIOS: Record<string, { file: string; what: string; args?: string[] }>
   controller: { file: 'controller.bench.js', what: '3 controller processes: failover to CreateTopics, 10,000 partitions, fencing' },
   scale: { file: 'scale.bench.js', what: '10,000 partitions (RF 3) on 3 combined nodes: created, memory per partition, restart (loaded), broker SIGKILL' },
   failover: { file: 'failover.bench.js', what: 'controller SIGKILL, partition-leader SIGKILL and SIGTERM under an acks=all producer' },
-  compare: { file: 'suite/compare.js', what: 'Sluice vs NATS JetStream and Redis Streams, same workloads, same run (make bench-peers installs the peers)', args: ['--profile', 'full'] },
+  compare: { file: 'suite/compare.js', what: 'Sluice vs Apache Kafka, NATS JetStream and Redis Streams, same workloads, same run (make bench-peers installs the peers)', args: ['--profile', 'full'] },
   'kafka-path': { file: 'kafka-path.bench.js', what: 'the Kafka listener against the WebSocket path: kafka-producer/consumer-perf-test vs Sluice\'s Producer/Consumer, same records, acks=all, RF=3' },
   tls: { file: 'tls.bench.js', what: 'plain vs TLS (wss://, node mTLS, client certificate) vs TLS + SCRAM-SHA-512 login: produce and consume throughput and broker CPU, acks=all, RF=3, as ratios' },
   produce: { file: 'produce.bench.js', what: '1 producer, 100-byte records, 3 combined nodes: RF=3 acks=all (with and without fsync), RF=1 acks=1' },

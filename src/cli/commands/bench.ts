@@ -42,16 +42,18 @@ interface CompareFlags {
 
 const compareCommand: CommandModule<object, CompareFlags> = {
   command: 'compare',
-  describe: 'Sluice vs NATS JetStream and Redis Streams, same workloads, same run; writes JSON, Markdown and HTML reports',
+  describe: 'Sluice vs Apache Kafka, NATS JetStream and Redis Streams, same workloads, same run; writes JSON, Markdown and HTML reports',
   builder: (y: Argv) => y
-    .usage('$0 bench compare [--profile quick|full] [--systems sluice,nats,redis] [--out DIR]')
+    .usage('$0 bench compare [--profile quick|full] [--systems sluice,kafka,nats,redis] [--only KEYS] [--out DIR]')
     .option('profile', { type: 'string', choices: ['quick', 'full'], default: 'quick', describe: 'run sizes: quick (minutes) or full (the published figures)' })
     .option('systems', { type: 'string', describe: 'which systems run, comma-separated (default all)' })
+    .option('only', { type: 'string', describe: 'only these deployments, comma-separated keys (kafka-r3, sluice-rf3-client, perf-tools, ...)' })
     .option('out', { type: 'string', describe: 'directory of the results files (default bench-results/)' })
     .option('render', { type: 'string', describe: 'write the .md and .html of an earlier results .json (runs nothing)' })
     .strict(false)
     .example('$0 bench compare --profile full', 'every system, full sizes')
-    .example('$0 bench compare --systems sluice', 'Sluice only') as unknown as Argv<CompareFlags>,
+    .example('$0 bench compare --systems sluice', 'Sluice only')
+    .example('$0 bench compare --only kafka-r3,sluice-rf3-client', 'Kafka R3 against Sluice\'s real Producer/Consumer') as unknown as Argv<CompareFlags>,
   handler: async (_args: ArgumentsCamelCase<CompareFlags>) => {
     process.exit(await runNodeScript(COMPARE_JS, argsAfter(process.argv, 'compare')));
   },
@@ -77,7 +79,7 @@ const runCommand: CommandModule<object, RunFlags> = {
 
 export const benchCommand: CommandModule = {
   command: 'bench',
-  describe: 'Benchmarks: compare with NATS and Redis, or run single scenarios',
+  describe: 'Benchmarks: compare with Apache Kafka, NATS and Redis, or run single scenarios',
   builder: (y) => y
     .usage('$0 bench <compare|run> [options]')
     .command(compareCommand)
