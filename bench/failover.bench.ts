@@ -12,7 +12,8 @@
 //      broker.suspect.timeout.ms of silence when its followers report their
 //      links to it down (docs/replication.md, "Failover"), else after the
 //      broker session timeout. One fresh topic per round; the victim restarts
-//      and rejoins the ISR between rounds;
+//      and rejoins the ISR between rounds; then the partition is read back
+//      and every acknowledged record (numbered in its value) must be there;
 //   c. controlled shutdown — the same producer; SIGTERM the partition leader
 //      (its leaderships move before it stops): the longest gap between
 //      consecutive acknowledgements from `settleMs` before the signal until
@@ -45,6 +46,9 @@ import { LATEST_TIMESTAMP } from '../src/protocol/apis/offsets.js';
 import type { QuorumClient } from '../src/raft-node/quorum-client.js';
 import type { ClusterDescription } from '../src/controller/service/describe.js';
 import { Errors, SluiceError, errorForCode } from '../src/util/errors.js';
+import { decodeFetchedRecords } from '../src/client/records.js';
+import { batchSizeAt, lastOffsetOf } from '../src/record/batch-header.js';
+import { lostWrites, quantile, type SeqRange } from './failover-analysis.js';
 
 export interface FailoverBenchOptions {
   /** SIGKILLs of the active controller (a). */
@@ -106,6 +110,9 @@ export interface FailoverBenchResult {
     /** Rounds in which the victim had become the active controller by the time of the kill. */
     readonly victimWasController: number;
     readonly nonRetriableErrors: number;
+    /** Records acknowledged over all rounds, and those of them missing from the partition read back after the round. */
+    readonly ackedRecords: number;
+    readonly lostWrites: number;
   };
   readonly controlledShutdown: {
     readonly shutdowns: number;
@@ -121,6 +128,8 @@ export interface FailoverBenchResult {
     readonly retriableErrors: Readonly<Record<string, number>>;
     readonly nonRetriableErrors: number;
     readonly nonRetriableSamples: readonly string[];
+    readonly ackedRecords: number;
+    readonly lostWrites: number;
   };
   readonly producer: { readonly batchRecords: number; readonly valueBytes: number; readonly inFlight: 1; readonly acks: 'all'; readonly minInsyncReplicas: 2 };
 }
@@ -128,20 +137,20 @@ export interface FailoverBenchResult {
 const TOPIC_PARTITION = 0;
 const NON_RETRIABLE_SAMPLES_MAX = 10;
 const ACKS_MAX = 2_000_000;
+const READ_BACK_BYTES = 1 << 20;
+const READ_BACK_ROUNDS_MAX = 100_000;
 
-interface Ack { readonly atMs: number; readonly brokerId: number }
+/** One acknowledged batch: when, by whom, and its records' sequence numbers [from, from + count). */
+interface Ack extends SeqRange { readonly atMs: number; readonly brokerId: number }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function quantile(samples: readonly number[], q: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0);
-}
 
 /**
  * One producer writing `batchRecords`-record batches to partition 0 of `topic`, one in flight,
  * acks=all, until stop() or `producerRunMsMax`. Every acknowledgement is kept with its time and
  * the broker that gave it; every failure is counted by name, retriable or not, then retried.
+ * Each record's value starts with its sequence number (uint64 big endian), a fresh one per
+ * attempt, so the log read back tells which acknowledged records it holds.
  */
 class ContinuousProducer {
   readonly acks: Ack[] = [];
@@ -149,6 +158,7 @@ class ContinuousProducer {
   nonRetriable = 0;
   readonly nonRetriableSamples: string[] = [];
   private stopped = false;
+  private nextSeq = 0;
   private readonly values: Buffer[];
   private readonly running: Promise<void>;
 
@@ -173,11 +183,13 @@ class ContinuousProducer {
     while (!this.stopped && performance.now() < deadline && this.acks.length < ACKS_MAX) {
       try {
         leader ??= await this.locate();
-        const records = encodeMessages(this.values.map((value) => ({ value })), { timestampMs: Date.now() });
+        const from = this.nextSeq;
+        this.nextSeq += this.values.length;
+        const records = encodeMessages(this.values.map((v, i) => ({ value: numbered(v, from + i) })), { timestampMs: Date.now() });
         const res = await leader.conn.produce({ acks: -1, timeoutMs: this.o.ackTimeoutMs, topics: [{ name: this.topic, partitions: [{ partition: TOPIC_PARTITION, records }] }] });
         const p = res.topics[0]!.partitions[0]!;
         if (p.errorCode === Errors.NONE.code) {
-          this.acks.push({ atMs: performance.now(), brokerId: leader.id });
+          this.acks.push({ atMs: performance.now(), brokerId: leader.id, from, count: this.values.length });
           continue;
         }
         this.failed(new SluiceError(errorForCode(p.errorCode), p.errorMessage ?? undefined));
@@ -214,6 +226,13 @@ class ContinuousProducer {
     this.nonRetriable++;
     if (this.nonRetriableSamples.length < NON_RETRIABLE_SAMPLES_MAX) this.nonRetriableSamples.push((err as Error)?.message ?? String(err));
   }
+}
+
+/** A copy of `template` whose first 8 bytes are `seq` (uint64 big endian). */
+function numbered(template: Buffer, seq: number): Buffer {
+  const v = Buffer.from(template);
+  v.writeBigUInt64BE(BigInt(seq), 0);
+  return v;
 }
 
 // ---------------------------------------------------------------- (a) controller
@@ -280,13 +299,56 @@ function waitForFullIsr(dc: DataCluster, topic: string, exceptId: number, o: Fai
   }, { timeoutMs: o.waitTimeoutMs, intervalMs: 50 });
 }
 
+/**
+ * The sequence numbers in `topic`'s partition below its high watermark, read from its leader
+ * (after the round: the producer stopped, the ISR full again).
+ */
+async function readBackSeqs(dc: DataCluster, topic: string): Promise<Set<number>> {
+  const md = await (await runningBroker(dc)).metadata([topic]);
+  const leaderId = md.topics[0]?.partitions.find((p) => p.partition === TOPIC_PARTITION)?.leader;
+  const url = md.brokers.find((b) => b.nodeId === leaderId)?.url;
+  if (url === undefined) throw new Error(`${topic}-${TOPIC_PARTITION} has no leader to read back from`);
+  const conn = await dc.conns.get(url);
+  const found = new Set<number>();
+  let offset = 0;
+  for (let round = 0; ; round++) {
+    if (round >= READ_BACK_ROUNDS_MAX) throw new Error(`reading back ${topic} did not end`);
+    const res = await conn.fetch({ maxWaitMs: 0, topics: [{ name: topic, partitions: [{ partition: TOPIC_PARTITION, fetchOffset: offset, partitionMaxBytes: READ_BACK_BYTES }] }] });
+    const p = res.topics[0]?.partitions[0];
+    if (!p || p.errorCode !== Errors.NONE.code) throw new Error(`read-back fetch ${topic}@${offset}: ${p?.errorMessage ?? `error ${p?.errorCode}`}`);
+    if (offset >= p.highWatermark) return found;
+    const buf = Buffer.from(p.records.buffer, p.records.byteOffset, p.records.byteLength);
+    let next = offset;
+    for (let pos = 0; pos + 12 <= buf.length;) {
+      const size = batchSizeAt(buf, pos);
+      if (pos + size > buf.length) break; // a partial last batch: fetched again from `next`
+      for (const r of decodeFetchedRecords(buf.subarray(pos, pos + size), next)) {
+        if (r.offset < p.highWatermark && r.value !== null && r.value.length >= 8) found.add(Number(r.value.readBigUInt64BE(0)));
+      }
+      next = Math.max(next, lastOffsetOf(buf, pos) + 1);
+      pos += size;
+    }
+    if (next === offset) throw new Error(`read-back fetch ${topic}@${offset} below the high watermark ${p.highWatermark} returned no whole batch`);
+    offset = next;
+  }
+}
+
+/** The acknowledged records of `producer` missing from `topic` read back, logged when any are. */
+async function checkLoss(dc: DataCluster, topic: string, producer: ContinuousProducer, o: FailoverBenchOptions): Promise<{ acked: number; lost: number }> {
+  const loss = lostWrites(producer.acks, await readBackSeqs(dc, topic));
+  if (loss.lost > 0) o.log(`  LOST ${loss.lost} of ${loss.acked} acknowledged records of ${topic}, e.g. sequence numbers ${loss.sample.join(', ')}`);
+  return loss;
+}
+
 /** Restarts `nodeId` and waits until it is back in the ISR of `topic`'s partition. */
 async function rejoin(dc: DataCluster, nodeId: number, topic: string, o: FailoverBenchOptions): Promise<void> {
   dc.cluster.node(nodeId).start();
   await waitForFullIsr(dc, topic, nodeId, o);
 }
 
-async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<{ ms: number; wasController: boolean; nonRetriable: number }> {
+interface KillRound { ms: number; wasController: boolean; nonRetriable: number; acked: number; lost: number }
+
+async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<KillRound> {
   const topic = `leader-kill-${round}`;
   const leaderId = await freshTopic(dc, topic, o);
   const producer = new ContinuousProducer(dc.cluster, dc.conns, topic, o);
@@ -301,13 +363,14 @@ async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchO
     const ms = Math.round(ack.atMs - killedAt);
     o.log(`  kill ${round + 1}/${o.leaderKills}: leader ${leaderId} → broker ${ack.brokerId} acknowledged after ${ms} ms`);
     await rejoin(dc, leaderId, topic, o);
-    return { ms, wasController, nonRetriable: producer.nonRetriable };
+    const loss = await checkLoss(dc, topic, producer, o);
+    return { ms, wasController, nonRetriable: producer.nonRetriable, ...loss };
   } finally {
     await producer.stop();
   }
 }
 
-interface ShutdownRound { gapMs: number; baselineGapsMs: number[]; toNewLeaderMs: number; clean: boolean; producer: ContinuousProducer }
+interface ShutdownRound { gapMs: number; baselineGapsMs: number[]; toNewLeaderMs: number; clean: boolean; producer: ContinuousProducer; acked: number; lost: number }
 
 async function controlledShutdownRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<ShutdownRound> {
   const topic = `controlled-shutdown-${round}`;
@@ -331,7 +394,8 @@ async function controlledShutdownRound(dc: DataCluster, round: number, o: Failov
     const toNewLeaderMs = Math.round(ack.atMs - termAt);
     o.log(`  SIGTERM ${round + 1}/${o.controlledShutdowns}: leader ${leaderId} → broker ${ack.brokerId} after ${toNewLeaderMs} ms; longest gap ${gapMs} ms; exit ${exit.code}`);
     await rejoin(dc, leaderId, topic, o);
-    return { gapMs, baselineGapsMs: gapsIn(termAt - o.settleMs, termAt), toNewLeaderMs, clean: exit.code === 0, producer };
+    const loss = await checkLoss(dc, topic, producer, o);
+    return { gapMs, baselineGapsMs: gapsIn(termAt - o.settleMs, termAt), toNewLeaderMs, clean: exit.code === 0, producer, ...loss };
   } finally {
     await producer.stop();
   }
@@ -370,6 +434,7 @@ async function partitionFailover(o: FailoverBenchOptions): Promise<Pick<Failover
         maxMs: Math.max(0, ...samplesMs), suspectTimeoutMs: o.suspectTimeoutMs ?? 'default',
         afterSessionExpiryP50Ms: quantile(samplesMs, 0.5) - o.sessionTimeoutMs, victimWasController: kills.filter((k) => k.wasController).length,
         nonRetriableErrors: kills.reduce((n, k) => n + k.nonRetriable, 0),
+        ackedRecords: kills.reduce((n, k) => n + k.acked, 0), lostWrites: kills.reduce((n, k) => n + k.lost, 0),
       },
       controlledShutdown: {
         shutdowns: shutdowns.length, gapsMs: shutdowns.map((s) => s.gapMs), maxGapMs: Math.max(0, ...shutdowns.map((s) => s.gapMs)),
@@ -377,6 +442,7 @@ async function partitionFailover(o: FailoverBenchOptions): Promise<Pick<Failover
         cleanExits: shutdowns.filter((s) => s.clean).length, retriableErrors,
         nonRetriableErrors: shutdowns.reduce((n, s) => n + s.producer.nonRetriable, 0),
         nonRetriableSamples: shutdowns.flatMap((s) => s.producer.nonRetriableSamples).slice(0, NON_RETRIABLE_SAMPLES_MAX),
+        ackedRecords: shutdowns.reduce((n, s) => n + s.acked, 0), lostWrites: shutdowns.reduce((n, s) => n + s.lost, 0),
       },
     };
   } catch (err) {
@@ -405,10 +471,11 @@ export function failoverReport(r: FailoverBenchResult): string {
     `  controller SIGKILL (${r.controller.kills})        → CreateTopics committed: median ${r.controller.medianMs} ms, p99 ${r.controller.p99Ms} ms, max ${r.controller.maxMs} ms`,
     `  partition leader SIGKILL (${l.kills}) → first ack by the new leader: p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms`
       + ` (session timeout ${l.sessionTimeoutMs} ms, suspect timeout ${l.suspectTimeoutMs}${l.suspectTimeoutMs === 'default' ? '' : ' ms'});`
-      + ` samples ${l.samplesMs.join(', ')} ms; non-retriable errors ${l.nonRetriableErrors}`,
+      + ` samples ${l.samplesMs.join(', ')} ms; non-retriable errors ${l.nonRetriableErrors}; lost writes ${l.lostWrites} of ${l.ackedRecords} acknowledged`,
     `  partition leader SIGTERM (${c.shutdowns}) → longest gap between acks ${c.maxGapMs} ms (per round ${c.gapsMs.join(', ')} ms; p99 gap before ${c.baselineGapP99Ms} ms);`
       + ` new leader acked after ${c.toNewLeaderMs.join(', ')} ms; ${c.cleanExits}/${c.shutdowns} clean exits;`
-      + ` retriable errors: ${errors}; non-retriable: ${c.nonRetriableErrors}${c.nonRetriableSamples.length > 0 ? ` (${c.nonRetriableSamples[0]})` : ''}`,
+      + ` retriable errors: ${errors}; non-retriable: ${c.nonRetriableErrors}${c.nonRetriableSamples.length > 0 ? ` (${c.nonRetriableSamples[0]})` : ''};`
+      + ` lost writes ${c.lostWrites} of ${c.ackedRecords} acknowledged`,
   ].join('\n');
 }
 
