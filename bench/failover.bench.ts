@@ -14,6 +14,11 @@
 //      broker session timeout. One fresh topic per round; the victim restarts
 //      and rejoins the ISR between rounds; then the partition is read back
 //      and every acknowledged record (numbered in its value) must be there;
+//   b'. the same on Apache Kafka R3 (--kafka-leader-kills N, default 0; three
+//      KRaft combined nodes at Kafka's default configs, an acks=all idempotent
+//      KafkaProducer: bench/peers/kafka-failover.ts), in the same run, so the
+//      two figures are side by side; skipped with the reason when Kafka's jars
+//      (scripts/bench-peers.sh) or Java are missing;
 //   c. controlled shutdown — the same producer; SIGTERM the partition leader
 //      (its leaderships move before it stops): the longest gap between
 //      consecutive acknowledgements from `settleMs` before the signal until
@@ -27,10 +32,12 @@
 // producer by `producerRunMsMax`; every process is killed at the end.
 //
 // Run: node dist/bench/failover.bench.js [--kills N] [--leader-kills N] [--shutdowns N] [--session-timeout-ms MS]
-//        [--suspect-timeout-ms MS] [--json]
+//        [--suspect-timeout-ms MS] [--kafka-leader-kills N] [--kafka-rate RECORDS_PER_S] [--json]
 // (--kills 0 / --shutdowns 0 skip those parts). Issue 19's leader-kill figure alone, 20 kills at the defaults
 // (session 9 s as Kafka's, suspect 1 s):
 //   npx tsc -p tsconfig.json && node dist/bench/failover.bench.js --kills 0 --leader-kills 20 --shutdowns 0
+// and side by side with Kafka (after ./scripts/bench-peers.sh):
+//   node dist/bench/failover.bench.js --kills 0 --leader-kills 20 --shutdowns 0 --kafka-leader-kills 20
 
 import { randomBytes } from 'node:crypto';
 import { argValue, isMain } from './cli-args.js';
@@ -49,6 +56,7 @@ import { Errors, SluiceError, errorForCode } from '../src/util/errors.js';
 import { decodeFetchedRecords } from '../src/client/records.js';
 import { batchSizeAt, lastOffsetOf } from '../src/record/batch-header.js';
 import { lostWrites, quantile, type SeqRange } from './failover-analysis.js';
+import { DEFAULT_KAFKA_LEADER_KILL, kafkaLeaderKills, type KafkaLeaderKillResult } from './peers/kafka-failover.js';
 
 export interface FailoverBenchOptions {
   /** SIGKILLs of the active controller (a). */
@@ -71,6 +79,10 @@ export interface FailoverBenchOptions {
   readonly stopTimeoutMs: number;
   readonly producerRunMsMax: number;
   readonly waitTimeoutMs: number;
+  /** SIGKILLs of a partition leader of Apache Kafka R3 under load (b'); 0 skips Kafka. */
+  readonly kafkaLeaderKills: number;
+  /** The Kafka producer's send rate (records/s). */
+  readonly kafkaRatePerS: number;
   readonly log: (line: string) => void;
 }
 
@@ -87,6 +99,8 @@ export const DEFAULT_FAILOVER_BENCH: FailoverBenchOptions = {
   stopTimeoutMs: 30_000,
   producerRunMsMax: 180_000,
   waitTimeoutMs: 120_000,
+  kafkaLeaderKills: 0,
+  kafkaRatePerS: DEFAULT_KAFKA_LEADER_KILL.ratePerS,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
@@ -114,6 +128,8 @@ export interface FailoverBenchResult {
     readonly ackedRecords: number;
     readonly lostWrites: number;
   };
+  /** (b') on Apache Kafka R3; `skipped` when not run (0 kills, or no jars/Java). */
+  readonly kafkaLeaderKill: KafkaLeaderKillResult;
   readonly controlledShutdown: {
     readonly shutdowns: number;
     /** Longest gap between consecutive acknowledgements around each SIGTERM. */
@@ -459,7 +475,10 @@ export async function runFailoverBench(opts: Partial<FailoverBenchOptions> = {})
   o.log(`controller: ${o.controllerKills} SIGKILLs of the active controller`);
   const controller = o.controllerKills > 0 ? await controllerFailover(o) : { kills: 0, medianMs: 0, p99Ms: 0, maxMs: 0, samplesMs: [] };
   const partition = await partitionFailover(o);
-  return { controller, ...partition, producer: { batchRecords: o.batchRecords, valueBytes: o.valueBytes, inFlight: 1, acks: 'all', minInsyncReplicas: 2 } };
+  const kafkaLeaderKill: KafkaLeaderKillResult = o.kafkaLeaderKills > 0
+    ? await kafkaLeaderKills({ ...DEFAULT_KAFKA_LEADER_KILL, kills: o.kafkaLeaderKills, ratePerS: o.kafkaRatePerS, waitTimeoutMs: o.waitTimeoutMs, settleMs: o.settleMs, log: o.log })
+    : { skipped: 'not asked for (--kafka-leader-kills 0)' };
+  return { controller, ...partition, kafkaLeaderKill, producer: { batchRecords: o.batchRecords, valueBytes: o.valueBytes, inFlight: 1, acks: 'all', minInsyncReplicas: 2 } };
 }
 
 export function failoverReport(r: FailoverBenchResult): string {
@@ -476,7 +495,17 @@ export function failoverReport(r: FailoverBenchResult): string {
       + ` new leader acked after ${c.toNewLeaderMs.join(', ')} ms; ${c.cleanExits}/${c.shutdowns} clean exits;`
       + ` retriable errors: ${errors}; non-retriable: ${c.nonRetriableErrors}${c.nonRetriableSamples.length > 0 ? ` (${c.nonRetriableSamples[0]})` : ''};`
       + ` lost writes ${c.lostWrites} of ${c.ackedRecords} acknowledged`,
+    kafkaLine(r.kafkaLeaderKill, l),
   ].join('\n');
+}
+
+function kafkaLine(k: KafkaLeaderKillResult, sluice: FailoverBenchResult['leaderKill']): string {
+  if ('skipped' in k) return `  Apache Kafka R3 partition leader SIGKILL: skipped (${k.skipped})`;
+  return `  Apache Kafka ${k.version} R3 partition leader SIGKILL (${k.kills}) → first ack by the new leader: p50 ${k.p50Ms} ms, p99 ${k.p99Ms} ms, max ${k.maxMs} ms`
+    + ` (Kafka's defaults: broker.session.timeout.ms 9000; producer ${Object.entries(k.producer).map(([n, v]) => `${n}=${v}`).join(' ')}, ${k.ratePerS} records/s);`
+    + ` samples ${k.samplesMs.join(', ')} ms; victim was the active controller ${k.victimWasController}×; failed sends ${k.sendErrors};`
+    + ` lost writes ${k.lost} of ${k.acked} acknowledged, duplicates ${k.duplicates}`
+    + (sluice.kills > 0 ? `\n  side by side, p50 / p99: Sluice ${sluice.p50Ms} / ${sluice.p99Ms} ms, Kafka ${k.p50Ms} / ${k.p99Ms} ms` : '');
 }
 
 if (isMain(import.meta.url)) {
@@ -485,7 +514,10 @@ if (isMain(import.meta.url)) {
   const controlledShutdowns = argValue('--shutdowns');
   const sessionTimeoutMs = argValue('--session-timeout-ms');
   const suspectTimeoutMs = argValue('--suspect-timeout-ms');
+  const kafkaLeaderKills = argValue('--kafka-leader-kills');
+  const kafkaRatePerS = argValue('--kafka-rate');
   const result = await runFailoverBench({
+    ...(kafkaLeaderKills !== undefined ? { kafkaLeaderKills } : {}), ...(kafkaRatePerS !== undefined ? { kafkaRatePerS } : {}),
     ...(suspectTimeoutMs !== undefined ? { suspectTimeoutMs } : {}),
     ...(controllerKills !== undefined ? { controllerKills } : {}), ...(leaderKills !== undefined ? { leaderKills } : {}),
     ...(controlledShutdowns !== undefined ? { controlledShutdowns } : {}), ...(sessionTimeoutMs !== undefined ? { sessionTimeoutMs } : {}),
