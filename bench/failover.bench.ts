@@ -12,7 +12,13 @@
 //      broker.suspect.timeout.ms of silence when its followers report their
 //      links to it down (docs/replication.md, "Failover"), else after the
 //      broker session timeout. One fresh topic per round; the victim restarts
-//      and rejoins the ISR between rounds;
+//      and rejoins the ISR between rounds; then the partition is read back
+//      and every acknowledged record (numbered in its value) must be there;
+//   b'. the same on Apache Kafka R3 (--kafka-leader-kills N, default 0; three
+//      KRaft combined nodes at Kafka's default configs, an acks=all idempotent
+//      KafkaProducer: bench/peers/kafka-failover.ts), in the same run, so the
+//      two figures are side by side; skipped with the reason when Kafka's jars
+//      (scripts/bench-peers.sh) or Java are missing;
 //   c. controlled shutdown — the same producer; SIGTERM the partition leader
 //      (its leaderships move before it stops): the longest gap between
 //      consecutive acknowledgements from `settleMs` before the signal until
@@ -26,10 +32,12 @@
 // producer by `producerRunMsMax`; every process is killed at the end.
 //
 // Run: node dist/bench/failover.bench.js [--kills N] [--leader-kills N] [--shutdowns N] [--session-timeout-ms MS]
-//        [--suspect-timeout-ms MS] [--json]
+//        [--suspect-timeout-ms MS] [--kafka-leader-kills N] [--kafka-rate RECORDS_PER_S] [--json]
 // (--kills 0 / --shutdowns 0 skip those parts). Issue 19's leader-kill figure alone, 20 kills at the defaults
 // (session 9 s as Kafka's, suspect 1 s):
 //   npx tsc -p tsconfig.json && node dist/bench/failover.bench.js --kills 0 --leader-kills 20 --shutdowns 0
+// and side by side with Kafka (after ./scripts/bench-peers.sh):
+//   node dist/bench/failover.bench.js --kills 0 --leader-kills 20 --shutdowns 0 --kafka-leader-kills 20
 
 import { randomBytes } from 'node:crypto';
 import { argValue, isMain } from './cli-args.js';
@@ -45,6 +53,10 @@ import { LATEST_TIMESTAMP } from '../src/protocol/apis/offsets.js';
 import type { QuorumClient } from '../src/raft-node/quorum-client.js';
 import type { ClusterDescription } from '../src/controller/service/describe.js';
 import { Errors, SluiceError, errorForCode } from '../src/util/errors.js';
+import { decodeFetchedRecords } from '../src/client/records.js';
+import { batchSizeAt, lastOffsetOf } from '../src/record/batch-header.js';
+import { lostWrites, quantile, type SeqRange } from './failover-analysis.js';
+import { DEFAULT_KAFKA_LEADER_KILL, kafkaLeaderKills, type KafkaLeaderKillResult } from './peers/kafka-failover.js';
 
 export interface FailoverBenchOptions {
   /** SIGKILLs of the active controller (a). */
@@ -67,6 +79,10 @@ export interface FailoverBenchOptions {
   readonly stopTimeoutMs: number;
   readonly producerRunMsMax: number;
   readonly waitTimeoutMs: number;
+  /** SIGKILLs of a partition leader of Apache Kafka R3 under load (b'); 0 skips Kafka. */
+  readonly kafkaLeaderKills: number;
+  /** The Kafka producer's send rate (records/s). */
+  readonly kafkaRatePerS: number;
   readonly log: (line: string) => void;
 }
 
@@ -83,6 +99,8 @@ export const DEFAULT_FAILOVER_BENCH: FailoverBenchOptions = {
   stopTimeoutMs: 30_000,
   producerRunMsMax: 180_000,
   waitTimeoutMs: 120_000,
+  kafkaLeaderKills: 0,
+  kafkaRatePerS: DEFAULT_KAFKA_LEADER_KILL.ratePerS,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
@@ -106,7 +124,12 @@ export interface FailoverBenchResult {
     /** Rounds in which the victim had become the active controller by the time of the kill. */
     readonly victimWasController: number;
     readonly nonRetriableErrors: number;
+    /** Records acknowledged over all rounds, and those of them missing from the partition read back after the round. */
+    readonly ackedRecords: number;
+    readonly lostWrites: number;
   };
+  /** (b') on Apache Kafka R3; `skipped` when not run (0 kills, or no jars/Java). */
+  readonly kafkaLeaderKill: KafkaLeaderKillResult;
   readonly controlledShutdown: {
     readonly shutdowns: number;
     /** Longest gap between consecutive acknowledgements around each SIGTERM. */
@@ -121,6 +144,8 @@ export interface FailoverBenchResult {
     readonly retriableErrors: Readonly<Record<string, number>>;
     readonly nonRetriableErrors: number;
     readonly nonRetriableSamples: readonly string[];
+    readonly ackedRecords: number;
+    readonly lostWrites: number;
   };
   readonly producer: { readonly batchRecords: number; readonly valueBytes: number; readonly inFlight: 1; readonly acks: 'all'; readonly minInsyncReplicas: 2 };
 }
@@ -128,20 +153,20 @@ export interface FailoverBenchResult {
 const TOPIC_PARTITION = 0;
 const NON_RETRIABLE_SAMPLES_MAX = 10;
 const ACKS_MAX = 2_000_000;
+const READ_BACK_BYTES = 1 << 20;
+const READ_BACK_ROUNDS_MAX = 100_000;
 
-interface Ack { readonly atMs: number; readonly brokerId: number }
+/** One acknowledged batch: when, by whom, and its records' sequence numbers [from, from + count). */
+interface Ack extends SeqRange { readonly atMs: number; readonly brokerId: number }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function quantile(samples: readonly number[], q: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0);
-}
 
 /**
  * One producer writing `batchRecords`-record batches to partition 0 of `topic`, one in flight,
  * acks=all, until stop() or `producerRunMsMax`. Every acknowledgement is kept with its time and
  * the broker that gave it; every failure is counted by name, retriable or not, then retried.
+ * Each record's value starts with its sequence number (uint64 big endian), a fresh one per
+ * attempt, so the log read back tells which acknowledged records it holds.
  */
 class ContinuousProducer {
   readonly acks: Ack[] = [];
@@ -149,6 +174,7 @@ class ContinuousProducer {
   nonRetriable = 0;
   readonly nonRetriableSamples: string[] = [];
   private stopped = false;
+  private nextSeq = 0;
   private readonly values: Buffer[];
   private readonly running: Promise<void>;
 
@@ -173,11 +199,13 @@ class ContinuousProducer {
     while (!this.stopped && performance.now() < deadline && this.acks.length < ACKS_MAX) {
       try {
         leader ??= await this.locate();
-        const records = encodeMessages(this.values.map((value) => ({ value })), { timestampMs: Date.now() });
+        const from = this.nextSeq;
+        this.nextSeq += this.values.length;
+        const records = encodeMessages(this.values.map((v, i) => ({ value: numbered(v, from + i) })), { timestampMs: Date.now() });
         const res = await leader.conn.produce({ acks: -1, timeoutMs: this.o.ackTimeoutMs, topics: [{ name: this.topic, partitions: [{ partition: TOPIC_PARTITION, records }] }] });
         const p = res.topics[0]!.partitions[0]!;
         if (p.errorCode === Errors.NONE.code) {
-          this.acks.push({ atMs: performance.now(), brokerId: leader.id });
+          this.acks.push({ atMs: performance.now(), brokerId: leader.id, from, count: this.values.length });
           continue;
         }
         this.failed(new SluiceError(errorForCode(p.errorCode), p.errorMessage ?? undefined));
@@ -214,6 +242,13 @@ class ContinuousProducer {
     this.nonRetriable++;
     if (this.nonRetriableSamples.length < NON_RETRIABLE_SAMPLES_MAX) this.nonRetriableSamples.push((err as Error)?.message ?? String(err));
   }
+}
+
+/** A copy of `template` whose first 8 bytes are `seq` (uint64 big endian). */
+function numbered(template: Buffer, seq: number): Buffer {
+  const v = Buffer.from(template);
+  v.writeBigUInt64BE(BigInt(seq), 0);
+  return v;
 }
 
 // ---------------------------------------------------------------- (a) controller
@@ -280,13 +315,56 @@ function waitForFullIsr(dc: DataCluster, topic: string, exceptId: number, o: Fai
   }, { timeoutMs: o.waitTimeoutMs, intervalMs: 50 });
 }
 
+/**
+ * The sequence numbers in `topic`'s partition below its high watermark, read from its leader
+ * (after the round: the producer stopped, the ISR full again).
+ */
+async function readBackSeqs(dc: DataCluster, topic: string): Promise<Set<number>> {
+  const md = await (await runningBroker(dc)).metadata([topic]);
+  const leaderId = md.topics[0]?.partitions.find((p) => p.partition === TOPIC_PARTITION)?.leader;
+  const url = md.brokers.find((b) => b.nodeId === leaderId)?.url;
+  if (url === undefined) throw new Error(`${topic}-${TOPIC_PARTITION} has no leader to read back from`);
+  const conn = await dc.conns.get(url);
+  const found = new Set<number>();
+  let offset = 0;
+  for (let round = 0; ; round++) {
+    if (round >= READ_BACK_ROUNDS_MAX) throw new Error(`reading back ${topic} did not end`);
+    const res = await conn.fetch({ maxWaitMs: 0, topics: [{ name: topic, partitions: [{ partition: TOPIC_PARTITION, fetchOffset: offset, partitionMaxBytes: READ_BACK_BYTES }] }] });
+    const p = res.topics[0]?.partitions[0];
+    if (!p || p.errorCode !== Errors.NONE.code) throw new Error(`read-back fetch ${topic}@${offset}: ${p?.errorMessage ?? `error ${p?.errorCode}`}`);
+    if (offset >= p.highWatermark) return found;
+    const buf = Buffer.from(p.records.buffer, p.records.byteOffset, p.records.byteLength);
+    let next = offset;
+    for (let pos = 0; pos + 12 <= buf.length;) {
+      const size = batchSizeAt(buf, pos);
+      if (pos + size > buf.length) break; // a partial last batch: fetched again from `next`
+      for (const r of decodeFetchedRecords(buf.subarray(pos, pos + size), next)) {
+        if (r.offset < p.highWatermark && r.value !== null && r.value.length >= 8) found.add(Number(r.value.readBigUInt64BE(0)));
+      }
+      next = Math.max(next, lastOffsetOf(buf, pos) + 1);
+      pos += size;
+    }
+    if (next === offset) throw new Error(`read-back fetch ${topic}@${offset} below the high watermark ${p.highWatermark} returned no whole batch`);
+    offset = next;
+  }
+}
+
+/** The acknowledged records of `producer` missing from `topic` read back, logged when any are. */
+async function checkLoss(dc: DataCluster, topic: string, producer: ContinuousProducer, o: FailoverBenchOptions): Promise<{ acked: number; lost: number }> {
+  const loss = lostWrites(producer.acks, await readBackSeqs(dc, topic));
+  if (loss.lost > 0) o.log(`  LOST ${loss.lost} of ${loss.acked} acknowledged records of ${topic}, e.g. sequence numbers ${loss.sample.join(', ')}`);
+  return loss;
+}
+
 /** Restarts `nodeId` and waits until it is back in the ISR of `topic`'s partition. */
 async function rejoin(dc: DataCluster, nodeId: number, topic: string, o: FailoverBenchOptions): Promise<void> {
   dc.cluster.node(nodeId).start();
   await waitForFullIsr(dc, topic, nodeId, o);
 }
 
-async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<{ ms: number; wasController: boolean; nonRetriable: number }> {
+interface KillRound { ms: number; wasController: boolean; nonRetriable: number; acked: number; lost: number }
+
+async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<KillRound> {
   const topic = `leader-kill-${round}`;
   const leaderId = await freshTopic(dc, topic, o);
   const producer = new ContinuousProducer(dc.cluster, dc.conns, topic, o);
@@ -301,13 +379,14 @@ async function leaderKillRound(dc: DataCluster, round: number, o: FailoverBenchO
     const ms = Math.round(ack.atMs - killedAt);
     o.log(`  kill ${round + 1}/${o.leaderKills}: leader ${leaderId} → broker ${ack.brokerId} acknowledged after ${ms} ms`);
     await rejoin(dc, leaderId, topic, o);
-    return { ms, wasController, nonRetriable: producer.nonRetriable };
+    const loss = await checkLoss(dc, topic, producer, o);
+    return { ms, wasController, nonRetriable: producer.nonRetriable, ...loss };
   } finally {
     await producer.stop();
   }
 }
 
-interface ShutdownRound { gapMs: number; baselineGapsMs: number[]; toNewLeaderMs: number; clean: boolean; producer: ContinuousProducer }
+interface ShutdownRound { gapMs: number; baselineGapsMs: number[]; toNewLeaderMs: number; clean: boolean; producer: ContinuousProducer; acked: number; lost: number }
 
 async function controlledShutdownRound(dc: DataCluster, round: number, o: FailoverBenchOptions): Promise<ShutdownRound> {
   const topic = `controlled-shutdown-${round}`;
@@ -331,7 +410,8 @@ async function controlledShutdownRound(dc: DataCluster, round: number, o: Failov
     const toNewLeaderMs = Math.round(ack.atMs - termAt);
     o.log(`  SIGTERM ${round + 1}/${o.controlledShutdowns}: leader ${leaderId} → broker ${ack.brokerId} after ${toNewLeaderMs} ms; longest gap ${gapMs} ms; exit ${exit.code}`);
     await rejoin(dc, leaderId, topic, o);
-    return { gapMs, baselineGapsMs: gapsIn(termAt - o.settleMs, termAt), toNewLeaderMs, clean: exit.code === 0, producer };
+    const loss = await checkLoss(dc, topic, producer, o);
+    return { gapMs, baselineGapsMs: gapsIn(termAt - o.settleMs, termAt), toNewLeaderMs, clean: exit.code === 0, producer, ...loss };
   } finally {
     await producer.stop();
   }
@@ -370,6 +450,7 @@ async function partitionFailover(o: FailoverBenchOptions): Promise<Pick<Failover
         maxMs: Math.max(0, ...samplesMs), suspectTimeoutMs: o.suspectTimeoutMs ?? 'default',
         afterSessionExpiryP50Ms: quantile(samplesMs, 0.5) - o.sessionTimeoutMs, victimWasController: kills.filter((k) => k.wasController).length,
         nonRetriableErrors: kills.reduce((n, k) => n + k.nonRetriable, 0),
+        ackedRecords: kills.reduce((n, k) => n + k.acked, 0), lostWrites: kills.reduce((n, k) => n + k.lost, 0),
       },
       controlledShutdown: {
         shutdowns: shutdowns.length, gapsMs: shutdowns.map((s) => s.gapMs), maxGapMs: Math.max(0, ...shutdowns.map((s) => s.gapMs)),
@@ -377,6 +458,7 @@ async function partitionFailover(o: FailoverBenchOptions): Promise<Pick<Failover
         cleanExits: shutdowns.filter((s) => s.clean).length, retriableErrors,
         nonRetriableErrors: shutdowns.reduce((n, s) => n + s.producer.nonRetriable, 0),
         nonRetriableSamples: shutdowns.flatMap((s) => s.producer.nonRetriableSamples).slice(0, NON_RETRIABLE_SAMPLES_MAX),
+        ackedRecords: shutdowns.reduce((n, s) => n + s.acked, 0), lostWrites: shutdowns.reduce((n, s) => n + s.lost, 0),
       },
     };
   } catch (err) {
@@ -393,7 +475,10 @@ export async function runFailoverBench(opts: Partial<FailoverBenchOptions> = {})
   o.log(`controller: ${o.controllerKills} SIGKILLs of the active controller`);
   const controller = o.controllerKills > 0 ? await controllerFailover(o) : { kills: 0, medianMs: 0, p99Ms: 0, maxMs: 0, samplesMs: [] };
   const partition = await partitionFailover(o);
-  return { controller, ...partition, producer: { batchRecords: o.batchRecords, valueBytes: o.valueBytes, inFlight: 1, acks: 'all', minInsyncReplicas: 2 } };
+  const kafkaLeaderKill: KafkaLeaderKillResult = o.kafkaLeaderKills > 0
+    ? await kafkaLeaderKills({ ...DEFAULT_KAFKA_LEADER_KILL, kills: o.kafkaLeaderKills, ratePerS: o.kafkaRatePerS, waitTimeoutMs: o.waitTimeoutMs, settleMs: o.settleMs, log: o.log })
+    : { skipped: 'not asked for (--kafka-leader-kills 0)' };
+  return { controller, ...partition, kafkaLeaderKill, producer: { batchRecords: o.batchRecords, valueBytes: o.valueBytes, inFlight: 1, acks: 'all', minInsyncReplicas: 2 } };
 }
 
 export function failoverReport(r: FailoverBenchResult): string {
@@ -405,11 +490,22 @@ export function failoverReport(r: FailoverBenchResult): string {
     `  controller SIGKILL (${r.controller.kills})        → CreateTopics committed: median ${r.controller.medianMs} ms, p99 ${r.controller.p99Ms} ms, max ${r.controller.maxMs} ms`,
     `  partition leader SIGKILL (${l.kills}) → first ack by the new leader: p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms`
       + ` (session timeout ${l.sessionTimeoutMs} ms, suspect timeout ${l.suspectTimeoutMs}${l.suspectTimeoutMs === 'default' ? '' : ' ms'});`
-      + ` samples ${l.samplesMs.join(', ')} ms; non-retriable errors ${l.nonRetriableErrors}`,
+      + ` samples ${l.samplesMs.join(', ')} ms; non-retriable errors ${l.nonRetriableErrors}; lost writes ${l.lostWrites} of ${l.ackedRecords} acknowledged`,
     `  partition leader SIGTERM (${c.shutdowns}) → longest gap between acks ${c.maxGapMs} ms (per round ${c.gapsMs.join(', ')} ms; p99 gap before ${c.baselineGapP99Ms} ms);`
       + ` new leader acked after ${c.toNewLeaderMs.join(', ')} ms; ${c.cleanExits}/${c.shutdowns} clean exits;`
-      + ` retriable errors: ${errors}; non-retriable: ${c.nonRetriableErrors}${c.nonRetriableSamples.length > 0 ? ` (${c.nonRetriableSamples[0]})` : ''}`,
+      + ` retriable errors: ${errors}; non-retriable: ${c.nonRetriableErrors}${c.nonRetriableSamples.length > 0 ? ` (${c.nonRetriableSamples[0]})` : ''};`
+      + ` lost writes ${c.lostWrites} of ${c.ackedRecords} acknowledged`,
+    kafkaLine(r.kafkaLeaderKill, l),
   ].join('\n');
+}
+
+function kafkaLine(k: KafkaLeaderKillResult, sluice: FailoverBenchResult['leaderKill']): string {
+  if ('skipped' in k) return `  Apache Kafka R3 partition leader SIGKILL: skipped (${k.skipped})`;
+  return `  Apache Kafka ${k.version} R3 partition leader SIGKILL (${k.kills}) → first ack by the new leader: p50 ${k.p50Ms} ms, p99 ${k.p99Ms} ms, max ${k.maxMs} ms`
+    + ` (Kafka's defaults: broker.session.timeout.ms 9000; producer ${Object.entries(k.producer).map(([n, v]) => `${n}=${v}`).join(' ')}, ${k.ratePerS} records/s);`
+    + ` samples ${k.samplesMs.join(', ')} ms; victim was the active controller ${k.victimWasController}×; failed sends ${k.sendErrors};`
+    + ` lost writes ${k.lost} of ${k.acked} acknowledged, duplicates ${k.duplicates}`
+    + (sluice.kills > 0 ? `\n  side by side, p50 / p99: Sluice ${sluice.p50Ms} / ${sluice.p99Ms} ms, Kafka ${k.p50Ms} / ${k.p99Ms} ms` : '');
 }
 
 if (isMain(import.meta.url)) {
@@ -418,7 +514,10 @@ if (isMain(import.meta.url)) {
   const controlledShutdowns = argValue('--shutdowns');
   const sessionTimeoutMs = argValue('--session-timeout-ms');
   const suspectTimeoutMs = argValue('--suspect-timeout-ms');
+  const kafkaLeaderKills = argValue('--kafka-leader-kills');
+  const kafkaRatePerS = argValue('--kafka-rate');
   const result = await runFailoverBench({
+    ...(kafkaLeaderKills !== undefined ? { kafkaLeaderKills } : {}), ...(kafkaRatePerS !== undefined ? { kafkaRatePerS } : {}),
     ...(suspectTimeoutMs !== undefined ? { suspectTimeoutMs } : {}),
     ...(controllerKills !== undefined ? { controllerKills } : {}), ...(leaderKills !== undefined ? { leaderKills } : {}),
     ...(controlledShutdowns !== undefined ? { controlledShutdowns } : {}), ...(sessionTimeoutMs !== undefined ? { sessionTimeoutMs } : {}),

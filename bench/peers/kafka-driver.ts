@@ -136,6 +136,18 @@ export function runJvm(jvmOpts: readonly string[], classpath: string, main: stri
   });
 }
 
+/**
+ * Starts a long-running driver mode with stdin open (closing it ends the run), tracked like every
+ * other JVM here (SIGKILLed by the exit hook if the bench dies first). The caller reads its stdout.
+ */
+export function spawnDriver(mode: string, args: readonly string[]): ChildProcess {
+  const cp = `${KAFKA_LIB}/*${path.delimiter}${DRIVER_CLASSES}`;
+  const child = spawn('java', [...DRIVER_JVM_OPTS, '-cp', cp, DRIVER_MAIN, mode, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  live.add(child);
+  child.once('close', () => live.delete(child));
+  return child;
+}
+
 /** One parsed line of the driver's output. */
 export type DriverEvent =
   | { readonly event: 'progress'; readonly done: number }
@@ -223,9 +235,14 @@ export class KafkaClientDriver {
 
   constructor(private readonly bootstrap: string, private readonly config: KafkaClientConfig) {}
 
-  /** Creates `topic` and waits until every partition has a leader and a full ISR. */
-  async createTopic(topic: string, partitions: number, rf: number, minIsr: number): Promise<void> {
-    await runDriver('topic', driverArgs({ bootstrap: this.bootstrap, topic, partitions, rf, minIsr }), DRIVER_GRACE_MS);
+  /**
+   * Creates `topic` and waits until every partition has a leader and a full ISR; `assignment`
+   * (one partition only) names its replicas, the first the preferred leader.
+   */
+  async createTopic(topic: string, partitions: number, rf: number, minIsr: number, assignment?: readonly number[]): Promise<void> {
+    const args: Record<string, string | number> = { bootstrap: this.bootstrap, topic, partitions, rf, minIsr };
+    if (assignment !== undefined) args.assignment = assignment.join(',');
+    await runDriver('topic', driverArgs(args), DRIVER_GRACE_MS);
   }
 
   /** `spec.producers` producers, producer i writing partition i of `topic`; records acknowledged per partition. */
@@ -263,9 +280,24 @@ export class KafkaClientDriver {
   }
 }
 
-/** The node id leading `topic`-`partition` (-1: none) and its ISR size, as Kafka's Admin API describes it. */
-export async function partitionLeader(bootstrap: string, topic: string, partition: number): Promise<{ leader: number; isr: number }> {
+/**
+ * The node id leading `topic`-`partition` (-1: none), its ISR size and the active controller
+ * (the KRaft quorum's leader, -1 when unknown), as Kafka's Admin API describes them.
+ */
+export async function partitionLeader(bootstrap: string, topic: string, partition: number): Promise<{ leader: number; isr: number; controller: number }> {
   const r = await runDriver('leader', driverArgs({ bootstrap, topic, partition }), DRIVER_GRACE_MS);
+  return { leader: Number(r.leader), isr: Number(r.isr), controller: Number(r.controller ?? -1) };
+}
+
+/** The active controller (the KRaft quorum's leader) as Kafka's Admin API describes it; -1 when unknown. */
+export async function activeController(bootstrap: string): Promise<number> {
+  const r = await runDriver('leader', driverArgs({ bootstrap }), DRIVER_GRACE_MS);
+  return Number(r.controller ?? -1);
+}
+
+/** Waits (one driver run, bounded by `timeoutMs`) until `topic`-`partition` has a leader and `isr` ISR members. */
+export async function awaitIsr(bootstrap: string, topic: string, partition: number, isr: number, timeoutMs: number): Promise<{ leader: number; isr: number }> {
+  const r = await runDriver('isr', driverArgs({ bootstrap, topic, partition, isr, timeoutMs }), timeoutMs + DRIVER_GRACE_MS);
   return { leader: Number(r.leader), isr: Number(r.isr) };
 }
 

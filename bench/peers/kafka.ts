@@ -16,9 +16,11 @@
 // with SLUICE_BENCH_KAFKA_HEAP, e.g. 512m). The e2e workload's producer uses
 // linger.ms=0 on every system (the low-latency setting; Sluice's too).
 //
-// For failover measurements (bench/failover.bench.ts, issue 19): leaderOf(),
-// killNode() (SIGKILL by PID), restartNode() and pacedProducer() (acks=all,
-// acknowledgement gaps as they happen) on a started KafkaDeployment.
+// For failover measurements (bench/failover.bench.ts, issue 19): createTopic()
+// with a replica assignment, leaderOf() (with the active controller),
+// awaitIsr(), killNode() (SIGKILL by PID), restartNode() and pacedProducer()
+// (acks=all, acknowledgement gaps as they happen) on a started
+// KafkaDeployment; bench/peers/kafka-failover.ts runs the leader kills.
 //
 // Invariants: produce() and e2e() write into a fresh topic (a partition per
 // producer; one for e2e), consume() reads back what the last produce()
@@ -33,7 +35,7 @@ import { freePorts } from '../../test/integration/harness.js';
 import { assert } from '../../src/util/assert.js';
 import type { Availability, ConsumeSpec, Deployment, E2eSpec, LatencyResult, ProduceSpec, Progress, ThroughputResult } from '../suite/types.js';
 import {
-  KAFKA_LIB, KafkaClientDriver, PacedKafkaProducer, kafkaJarsMissing, kafkaVersion, partitionLeader, runJvm, waitForKafkaBrokers, type KafkaClientConfig,
+  KAFKA_LIB, KafkaClientDriver, activeController, PacedKafkaProducer, awaitIsr as awaitKafkaIsr, kafkaJarsMissing, kafkaVersion, partitionLeader, runJvm, waitForKafkaBrokers, type KafkaClientConfig,
 } from './kafka-driver.js';
 import { ServerProcess, removeDir } from './server-process.js';
 
@@ -203,14 +205,27 @@ export class KafkaDeployment implements Deployment {
     return this.servers[id - 1]?.pid;
   }
 
-  /** Creates a fresh topic (RF = nodes, min ISR 2 on R3) with a full ISR; its name. */
-  createTopic(kind: string, partitions: number): Promise<string> {
-    return this.freshTopic(kind, partitions);
+  /**
+   * Creates a fresh topic (RF = nodes, min ISR 2 on R3) with a full ISR; its name. `assignment`
+   * (one partition) names the replicas, the first the preferred leader.
+   */
+  createTopic(kind: string, partitions: number, assignment?: readonly number[]): Promise<string> {
+    return this.freshTopic(kind, partitions, assignment);
   }
 
-  /** The node leading `topic`-`partition` (-1: none) and the ISR size. */
-  leaderOf(topic: string, partition = 0): Promise<{ leader: number; isr: number }> {
+  /** The node leading `topic`-`partition` (-1: none), the ISR size and the active controller. */
+  leaderOf(topic: string, partition = 0): Promise<{ leader: number; isr: number; controller: number }> {
     return partitionLeader(this.bootstrap, topic, partition);
+  }
+
+  /** The active controller's node id (-1: unknown). */
+  activeController(): Promise<number> {
+    return activeController(this.bootstrap);
+  }
+
+  /** Waits (bounded) until `topic`-`partition` has a leader and `isr` ISR members. */
+  awaitIsr(topic: string, isr: number, timeoutMs: number, partition = 0): Promise<{ leader: number; isr: number }> {
+    return awaitKafkaIsr(this.bootstrap, topic, partition, isr, timeoutMs);
   }
 
   /** SIGKILL of node `id` by PID; resolves once it has exited. */
@@ -271,10 +286,10 @@ export class KafkaDeployment implements Deployment {
     return this.driver;
   }
 
-  private async freshTopic(kind: string, partitions: number): Promise<string> {
+  private async freshTopic(kind: string, partitions: number, assignment?: readonly number[]): Promise<string> {
     const topic = `bench-${kind}-${++this.seq}`;
     const rf = this.config.nodes;
-    await this.requireDriver().createTopic(topic, partitions, rf, rf >= 3 ? 2 : 1);
+    await this.requireDriver().createTopic(topic, partitions, rf, rf >= 3 ? 2 : 1, assignment);
     return topic;
   }
 }

@@ -13,8 +13,11 @@
 //   produce   bootstrap topic producers records seconds valueBytes [p.<config>=v]
 //   consume   bootstrap topic ends=e0,e1,.. consumers seconds [groupId]
 //   e2e       bootstrap topic rate seconds warmupSeconds valueBytes latencyFile [p.<config>=v]
-//   leader    bootstrap topic partition          the partition's leader's node id
+//   topic     ... [assignment=a,b,c]             (1 partition, those replicas, a preferred)
+//   leader    bootstrap [topic partition]        the partition's leader, ISR size, active controller
+//   isr       bootstrap topic partition isr timeoutMs   until a leader and `isr` ISR members
 //   paced     bootstrap topic rate seconds gapMs [p.<config>=v]   (failover: acks over time)
+//   failover  bootstrap topic rate seconds valueBytes [p.<config>=v]   (failover: every ack, then a read-back)
 //
 // Output: JSON lines on stdout, {"event":"progress","done":N} every 250 ms
 // and one {"event":"result",...} at the end; any failure prints
@@ -27,7 +30,16 @@
 // partition's records below its end offset once; e2e's values carry
 // System.nanoTime() at send in their first 8 bytes and producer and consumer
 // share this JVM's clock; only records sent after the warm-up are written to
-// latencyFile (int32 microseconds, little endian). `paced` sends to partition
+// latencyFile (int32 microseconds, little endian). `failover` (issue 19's
+// leader kill) sends records numbered 0, 1, 2, .. (the number in the value's
+// first 8 bytes) to partition 0 at `rate` until stdin closes or `seconds`
+// pass, printing {"event":"ack","atMs":..,"seq":..,"offset":..} for every
+// acknowledgement and {"event":"send-error",..} for every failed send; then
+// it flushes, reads the partition back from offset 0 to its end and prints a
+// result with `lost` (acknowledged numbers not in the log), `duplicates`
+// (numbers in the log more than once) and `epochs` ([first offset, leader
+// epoch] at each change of the records' leader epoch, which tells which
+// leader appended each offset). `paced` sends to partition
 // 0 at `rate` until stdin closes or `seconds` pass, printing
 // {"event":"ack","atMs":..} for the first acknowledgement after every gap of
 // at least `gapMs` without one ({"gapFromMs":..} says when the gap began),
@@ -44,6 +56,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,7 +92,7 @@ public final class KafkaBench {
 
   public static void main(String[] argv) {
     try {
-      if (argv.length == 0) throw new IllegalArgumentException("usage: KafkaBench ready|topic|produce|consume|e2e key=value ...");
+      if (argv.length == 0) throw new IllegalArgumentException("usage: KafkaBench ready|topic|produce|consume|e2e|leader|isr|paced|failover key=value ...");
       Map<String, String> a = new HashMap<>();
       for (int i = 1; i < argv.length; i++) {
         int eq = argv[i].indexOf('=');
@@ -94,6 +107,8 @@ public final class KafkaBench {
         case "e2e": e2e(a); break;
         case "leader": leader(a); break;
         case "paced": paced(a); break;
+        case "isr": isr(a); break;
+        case "failover": failover(a); break;
         default: throw new IllegalArgumentException("unknown mode " + argv[0]);
       }
       System.out.flush();
@@ -235,7 +250,16 @@ public final class KafkaBench {
     short rf = (short) num(a, "rf");
     long deadline = System.currentTimeMillis() + 60_000;
     try (Admin admin = Admin.create(adminProps(a))) {
-      NewTopic t = new NewTopic(topic, partitions, rf).configs(Map.of("min.insync.replicas", need(a, "minIsr")));
+      NewTopic t = new NewTopic(topic, partitions, rf);
+      if (a.containsKey("assignment")) {
+        // One partition on these replicas, the first the preferred leader (for a failover round).
+        if (partitions != 1) throw new IllegalArgumentException("assignment= takes one partition");
+        List<Integer> replicas = new ArrayList<>();
+        for (String id : need(a, "assignment").split(",")) replicas.add(Integer.parseInt(id.trim()));
+        if (replicas.size() != rf) throw new IllegalArgumentException("assignment= names " + replicas.size() + " replicas, rf is " + rf);
+        t = new NewTopic(topic, Map.of(0, replicas));
+      }
+      t = t.configs(Map.of("min.insync.replicas", need(a, "minIsr")));
       admin.createTopics(List.of(t)).all().get(30, TimeUnit.SECONDS);
       String last = "";
       while (System.currentTimeMillis() < deadline) {
@@ -401,14 +425,53 @@ public final class KafkaBench {
   // ------------------------------------------------------------------ failover helpers
 
   private static void leader(Map<String, String> a) throws Exception {
-    String topic = need(a, "topic");
-    int partition = (int) num(a, "partition");
+    String topic = a.get("topic");
     try (Admin admin = Admin.create(adminProps(a))) {
+      if (topic == null) {
+        // No topic: the active controller alone.
+        System.out.println("{\"event\":\"result\",\"leader\":-1,\"isr\":0,\"controller\":" + controllerId(admin) + "}");
+        return;
+      }
+      int partition = (int) num(a, "partition");
       TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
       TopicPartitionInfo p = d.partitions().get(partition);
       int leader = p.leader() == null ? -1 : p.leader().id();
-      System.out.println("{\"event\":\"result\",\"leader\":" + leader + ",\"isr\":" + p.isr().size() + "}");
+      System.out.println("{\"event\":\"result\",\"leader\":" + leader + ",\"isr\":" + p.isr().size() + ",\"controller\":" + controllerId(admin) + "}");
     }
+  }
+
+  /** The KRaft quorum's leader (the active controller), or -1 when the quorum does not say. */
+  private static int controllerId(Admin admin) {
+    try {
+      return admin.describeMetadataQuorum().quorumInfo().get(10, TimeUnit.SECONDS).leaderId();
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  /** Waits (bounded by timeoutMs) until the partition has a leader and at least `isr` ISR members. */
+  private static void isr(Map<String, String> a) throws Exception {
+    String topic = need(a, "topic");
+    int partition = (int) num(a, "partition");
+    int want = (int) num(a, "isr");
+    long deadline = System.currentTimeMillis() + num(a, "timeoutMs");
+    String last = "no answer";
+    try (Admin admin = Admin.create(adminProps(a))) {
+      while (System.currentTimeMillis() < deadline) {
+        try {
+          TopicPartitionInfo p = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions().get(partition);
+          if (p.leader() != null && p.isr().size() >= want) {
+            System.out.println("{\"event\":\"result\",\"leader\":" + p.leader().id() + ",\"isr\":" + p.isr().size() + "}");
+            return;
+          }
+          last = p.toString();
+        } catch (Exception e) {
+          last = String.valueOf(e);
+        }
+        Thread.sleep(100);
+      }
+    }
+    throw new IllegalStateException(topic + "-" + partition + " has no leader with " + want + " ISR members: " + last);
   }
 
   private static double epochMs() {
@@ -464,6 +527,97 @@ public final class KafkaBench {
       producer.flush();
       System.out.println("{\"event\":\"result\",\"sent\":" + sent + ",\"acked\":" + acked.get() + ",\"failed\":" + failed.get() + "}");
     }
+  }
+
+  private static final long FAILOVER_READ_MS_MAX = 60_000;
+  private static final int LOST_SAMPLE_MAX = 10;
+
+  private static void failover(Map<String, String> a) throws Exception {
+    String topic = need(a, "topic");
+    double rate = Double.parseDouble(need(a, "rate"));
+    double seconds = Double.parseDouble(need(a, "seconds"));
+    int valueBytes = Math.max(8, (int) num(a, "valueBytes"));
+    BitSet acked = new BitSet();
+    AtomicLong failed = new AtomicLong();
+    Thread stdin = new Thread(() -> {
+      try {
+        while (System.in.read() >= 0) { /* ignore input */ }
+      } catch (IOException ignored) { /* closed */ }
+    }, "stdin");
+    stdin.setDaemon(true);
+    stdin.start();
+    long sent = 0;
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(a))) {
+      producer.partitionsFor(topic);
+      long start = System.nanoTime();
+      long endNs = start + (long) (seconds * 1e9);
+      System.out.println("{\"event\":\"started\",\"atMs\":" + epochMs() + "}");
+      while (stdin.isAlive() && System.nanoTime() < endNs) {
+        long due = (long) ((System.nanoTime() - start) / 1e9 * rate) - sent;
+        for (long i = 0; i < due; i++) {
+          final long seq = sent + i;
+          byte[] value = new byte[valueBytes];
+          ByteBuffer.wrap(value).putLong(0, seq);
+          producer.send(new ProducerRecord<>(topic, 0, null, value), (md, err) -> {
+            double now = epochMs();
+            synchronized (acked) {
+              if (err != null) {
+                failed.incrementAndGet();
+                System.out.println("{\"event\":\"send-error\",\"atMs\":" + now + ",\"seq\":" + seq + ",\"message\":" + json(String.valueOf(err)) + "}");
+                return;
+              }
+              acked.set((int) seq);
+              System.out.println("{\"event\":\"ack\",\"atMs\":" + now + ",\"seq\":" + seq + ",\"offset\":" + md.offset() + "}");
+            }
+          });
+        }
+        sent += Math.max(0, due);
+        Thread.sleep(1);
+      }
+      producer.flush();
+    }
+    readBack(a, topic, sent, acked, failed.get());
+  }
+
+  /** Reads partition 0 from offset 0 to its end; prints the failover result (see the header). */
+  private static void readBack(Map<String, String> a, String topic, long sent, BitSet acked, long failed) {
+    BitSet found = new BitSet();
+    long duplicates = 0;
+    long records = 0;
+    StringBuilder epochs = new StringBuilder("[");
+    int lastEpoch = Integer.MIN_VALUE;
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(consumerProps(a, null))) {
+      c.assign(List.of(tp));
+      c.seekToBeginning(List.of(tp));
+      long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+      long deadline = System.currentTimeMillis() + FAILOVER_READ_MS_MAX;
+      while (c.position(tp) < end) {
+        if (System.currentTimeMillis() > deadline) throw new IllegalStateException("read " + c.position(tp) + " of " + end + " offsets of " + topic + " within " + FAILOVER_READ_MS_MAX + " ms");
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+          if (r.offset() >= end) continue;
+          records++;
+          int seq = (int) ByteBuffer.wrap(r.value()).getLong(0);
+          if (found.get(seq)) duplicates++;
+          found.set(seq);
+          int epoch = r.leaderEpoch().orElse(-1);
+          if (epoch != lastEpoch) {
+            epochs.append(lastEpoch == Integer.MIN_VALUE ? "" : ",").append('[').append(r.offset()).append(',').append(epoch).append(']');
+            lastEpoch = epoch;
+          }
+        }
+      }
+    }
+    BitSet lost;
+    synchronized (acked) {
+      lost = (BitSet) acked.clone();
+    }
+    int ackedCount = lost.cardinality();
+    lost.andNot(found);
+    StringBuilder sample = new StringBuilder("[");
+    for (int i = lost.nextSetBit(0), n = 0; i >= 0 && n < LOST_SAMPLE_MAX; i = lost.nextSetBit(i + 1), n++) sample.append(n == 0 ? "" : ",").append(i);
+    System.out.println("{\"event\":\"result\",\"sent\":" + sent + ",\"acked\":" + ackedCount + ",\"failed\":" + failed + ",\"records\":" + records
+        + ",\"lost\":" + lost.cardinality() + ",\"lostSample\":" + sample.append(']') + ",\"duplicates\":" + duplicates + ",\"epochs\":" + epochs.append(']') + "}");
   }
 
   // ------------------------------------------------------------------ e2e
