@@ -19,6 +19,7 @@ const SCENARIOS: Record<string, { file: string; what: string; args?: string[] }>
   compare: { file: 'suite/compare.js', what: 'Sluice vs Apache Kafka, NATS JetStream and Redis Streams, same workloads, same run (make bench-peers installs the peers)', args: ['--profile', 'full'] },
   'kafka-path': { file: 'kafka-path.bench.js', what: 'the Kafka listener against the WebSocket path: kafka-producer/consumer-perf-test vs Sluice\'s Producer/Consumer, same records, acks=all, RF=3' },
   tls: { file: 'tls.bench.js', what: 'plain vs TLS (wss://, node mTLS, client certificate) vs TLS + SCRAM-SHA-512 login: produce and consume throughput and broker CPU, acks=all, RF=3, as ratios' },
+  txn: { file: 'txn.bench.js', what: 'transactions through the client: idempotent baseline vs transaction per K records (1/3 partitions), commit latency, exactly-once copy, read_committed vs read_uncommitted; RF=3 acks=all' },
   produce: { file: 'produce.bench.js', what: '1 producer, 100-byte records, 3 combined nodes: RF=3 acks=all (with and without fsync), RF=1 acks=1' },
 };
 

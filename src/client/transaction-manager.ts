@@ -20,7 +20,9 @@
 //      A transaction that asked the coordinator for nothing ends without EndTxn, as in Kafka.
 //
 // Retries: 'retry' and 'refind' errors (txn-rules.ts) are retried with
-// exponential backoff and jitter (retryBackoffMs .. retryBackoffMaxMs) until
+// exponential backoff and jitter (retryBackoffMs .. retryBackoffMaxMs; from
+// 20 ms for the first AddPartitionsToTxn that meets the previous transaction's
+// markers still being written, retryInitialBackoffMs) until
 // maxBlockMs has passed, after which the call throws REQUEST_TIMED_OUT with
 // the last error and the state stays where it was (commit()/abort() resume).
 //
@@ -39,7 +41,7 @@ import type { ProducerIdentity } from './producer-batch.js';
 import type { ResolvedProducerOptions } from './producer-options.js';
 import { errorFromCode } from './responses.js';
 import type { SendOffsetsInput, TransactionStatus } from './transaction.js';
-import { classifyTxnError, OPERATION_NOT_ATTEMPTED_CODE, TxnStateMachine, type TxnApi, type TxnErrorClass } from './txn-rules.js';
+import { classifyTxnError, OPERATION_NOT_ATTEMPTED_CODE, retryInitialBackoffMs, TxnStateMachine, type TxnApi, type TxnErrorClass } from './txn-rules.js';
 import type { TxnGate } from './producer-sender.js';
 import type { Clock } from '../util/clock.js';
 import type { Rng } from '../util/rng.js';
@@ -374,7 +376,7 @@ export class TransactionManager implements TxnGate {
   private async request<T>(api: TxnApi, fn: (conn: BrokerConnection) => Promise<T>, link = this.coord, wanted: () => boolean = () => true): Promise<T> {
     const { clock, opts, client } = this.deps;
     const deadlineMs = clock.monotonicMs() + opts.maxBlockMs;
-    const r = { retries: Number.MAX_SAFE_INTEGER, initialRetryTimeMs: Math.max(1, opts.retryBackoffMs), maxRetryTimeMs: opts.retryBackoffMaxMs };
+
     for (let attempt = 0; ; attempt++) {
       if (!wanted()) throw new Cancelled();
       const outcome = await this.attempt(api, fn, link);
@@ -389,6 +391,8 @@ export class TransactionManager implements TxnGate {
         throw new SluiceError(Errors.REQUEST_TIMED_OUT,
           `${api} for transactional id ${this.transactionalId} did not succeed within maxBlockMs ${opts.maxBlockMs} (last error: ${error.message})`);
       }
+      const r = { retries: Number.MAX_SAFE_INTEGER, maxRetryTimeMs: opts.retryBackoffMaxMs,
+        initialRetryTimeMs: retryInitialBackoffMs(api, error, this.added.size === 0, opts.retryBackoffMs) };
       const delayMs = Math.max(1, Math.min(left, backoffMs(attempt, r, () => this.deps.rng.next())));
       this.deps.logger.debug({ api, attempt: attempt + 1, err: error.message, delayMs }, 'transaction request retry');
       await client.sleep(delayMs);

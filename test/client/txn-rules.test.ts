@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { AssertionError } from '../../src/util/assert.js';
 import { Errors, SluiceError, type ErrorInfo } from '../../src/util/errors.js';
-import { classifyTxnError, OPERATION_NOT_ATTEMPTED_CODE, TxnStateMachine, type TxnApi } from '../../src/client/txn-rules.js';
+import { ADD_PARTITIONS_CONCURRENT_BACKOFF_MS, classifyTxnError, OPERATION_NOT_ATTEMPTED_CODE, retryInitialBackoffMs, TxnStateMachine, type TxnApi } from '../../src/client/txn-rules.js';
 import type { TransactionState } from '../../src/client/transaction.js';
 
 const err = (info: ErrorInfo) => new SluiceError(info);
@@ -162,6 +162,20 @@ describe('client: transaction rules', () => {
       for (const info of [Errors.REQUEST_TIMED_OUT, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.INVALID_TXN_STATE, Errors.TOPIC_AUTHORIZATION_FAILED, Errors.MESSAGE_TOO_LARGE]) {
         expect(classifyTxnError('Produce', err(info)), info.name).to.equal('abortable');
       }
+    });
+  });
+  describe('retry backoff', () => {
+    it('the first AddPartitionsToTxn meeting the last transaction\'s markers (CONCURRENT_TRANSACTIONS) retries after 20 ms, not retryBackoffMs', () => {
+      const concurrent = err(Errors.CONCURRENT_TRANSACTIONS);
+      expect(retryInitialBackoffMs('AddPartitionsToTxn', concurrent, true, 100)).to.equal(ADD_PARTITIONS_CONCURRENT_BACKOFF_MS);
+      expect(retryInitialBackoffMs('AddPartitionsToTxn', concurrent, true, 5)).to.equal(5); // never longer than asked for
+    });
+
+    it('every other retry starts from retryBackoffMs: a later add, another error, another API', () => {
+      expect(retryInitialBackoffMs('AddPartitionsToTxn', err(Errors.CONCURRENT_TRANSACTIONS), false, 100)).to.equal(100);
+      expect(retryInitialBackoffMs('AddPartitionsToTxn', err(Errors.COORDINATOR_LOAD_IN_PROGRESS), true, 100)).to.equal(100);
+      expect(retryInitialBackoffMs('EndTxn', err(Errors.CONCURRENT_TRANSACTIONS), true, 100)).to.equal(100);
+      expect(retryInitialBackoffMs('InitProducerId', err(Errors.CONCURRENT_TRANSACTIONS), true, 0)).to.equal(1);
     });
   });
 });
