@@ -70,6 +70,8 @@ export interface ProduceHandlerOptions {
 }
 
 /** One partition of a produce request whose producer the coordinator must vouch for first. */
+const verifyingKey = (topic: string, partition: number, producerId: number): string => `${partitionKey(topic, partition)}/${producerId}`;
+
 interface Verification {
   readonly topic: string;
   readonly partition: number;
@@ -84,6 +86,14 @@ export class ProduceHandler {
   private readonly unflushed = new Set<Partition>();
   private flushScheduled = false;
   private readonly hosted: HostedPartitions;
+  /**
+   * Verifications in flight, by partition and producer: a write of the same
+   * producer to the same partition that arrives meanwhile (the client
+   * pipelines up to five) waits until the verified one is appended, so it
+   * neither overtakes it (an out-of-order sequence) nor asks the coordinator
+   * again. Settled once the verified write's append has run.
+   */
+  private readonly verifying = new Map<string, Promise<void>>();
 
   constructor(private readonly opts: ProduceHandlerOptions) {
     this.hosted = opts.hosted;
@@ -102,9 +112,48 @@ export class ProduceHandler {
    */
   produce(req: ProduceRequest, origin: ProduceOrigin = 'client'): Promise<ProduceResponse> | ProduceResponse {
     const verifier = origin === 'client' && req.transactionalId ? this.opts.txnVerifier() : undefined;
-    const checks = verifier ? this.verificationsOf(req) : [];
+    if (!verifier) return this.appendAll(req, origin, new Map());
+    const ahead = this.verificationsAhead(req);
+    // Checked again once they are appended: by then this write usually needs no question of its own.
+    if (ahead.length > 0) return Promise.all(ahead).then(() => this.produce(req, origin));
+    const checks = this.verificationsOf(req);
     if (checks.length === 0) return this.appendAll(req, origin, new Map());
-    return this.verify(verifier!, req.transactionalId!, checks).then((refused) => this.appendAll(req, origin, refused));
+    let settle!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const keys = checks.map((c) => verifyingKey(c.topic, c.partition, c.producerId));
+    for (const k of keys) this.verifying.set(k, gate);
+    const done = (): void => {
+      for (const k of keys) if (this.verifying.get(k) === gate) this.verifying.delete(k);
+      settle();
+    };
+    return this.verify(verifier, req.transactionalId!, checks).then((refused) => {
+      try {
+        return this.appendAll(req, origin, refused);
+      } finally {
+        done();
+      }
+    }, (err: unknown) => {
+      done();
+      throw err;
+    });
+  }
+
+  /** The verifications in flight that a transactional batch of `req` must wait for (same partition, same producer). */
+  private verificationsAhead(req: ProduceRequest): Promise<void>[] {
+    if (this.verifying.size === 0) return [];
+    const out: Promise<void>[] = [];
+    for (const t of req.topics) {
+      for (const pd of t.partitions) {
+        for (const b of producerFactsIn(pd.records) ?? []) {
+          if (b.isTransactional !== true || b.producerId < 0) continue;
+          const gate = this.verifying.get(verifyingKey(t.name, pd.partition, b.producerId));
+          if (gate && !out.includes(gate)) out.push(gate);
+        }
+      }
+    }
+    return out;
   }
 
   private appendAll(req: ProduceRequest, origin: ProduceOrigin, refused: ReadonlyMap<string, PartitionError>): Promise<ProduceResponse> | ProduceResponse {

@@ -308,6 +308,30 @@ describe('replication: transactional partitions on brokers (in-process)', functi
     expect(await readCommitted(1)).to.deep.equal(['a', 'b']);
   });
 
+  it('keeps a producer\'s pipelined writes in order while its first one is verified: later ones wait for it, and are not asked again', async () => {
+    await threeNodes({ verify: true });
+    coordinator.add(PID, 0);
+    // The first question is answered last (a remote coordinator, a slow link): the writes sent behind it must
+    // neither overtake it (OUT_OF_ORDER_SEQUENCE_NUMBER, a retry for the client) nor be verified on their own.
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    coordinator.meanwhile = async () => {
+      coordinator.meanwhile = null;
+      await slow;
+    };
+    const first = produce(1, txnBatch(PID, 0, 0, 'p0'));
+    const later = [produce(1, txnBatch(PID, 0, 1, 'p1')), produce(1, txnBatch(PID, 0, 2, 'p2'))];
+    await waitFor('the first write to be asked about', () => coordinator.asked.length >= 1);
+    release();
+    const answers = await within('the writes', Promise.all([first, ...later]));
+    expect(answers.map((a) => [a.errorCode, a.baseOffset])).to.deep.equal([[0, 0], [0, 1], [0, 2]]);
+    expect(coordinator.asked, 'asked once for the transaction on the partition').to.have.length(1);
+    expect(markerErrors(await markers(1, PID, 0, true))).to.deep.equal([0]);
+    expect(await readCommitted(1)).to.deep.equal(['p0', 'p1', 'p2']);
+  });
+
   it('applies the client rules, and takes coordinator batches without sequence', async () => {
     await threeNodes({ verify: true });
     const marker = asBuffer(encodeTxnMarker({ producerId: PID, producerEpoch: 0, committed: true, coordinatorEpoch: 0, timestampMs: Date.now() }));
