@@ -376,7 +376,6 @@ export class TransactionManager implements TxnGate {
   private async request<T>(api: TxnApi, fn: (conn: BrokerConnection) => Promise<T>, link = this.coord, wanted: () => boolean = () => true): Promise<T> {
     const { clock, opts, client } = this.deps;
     const deadlineMs = clock.monotonicMs() + opts.maxBlockMs;
-
     for (let attempt = 0; ; attempt++) {
       if (!wanted()) throw new Cancelled();
       const outcome = await this.attempt(api, fn, link);

@@ -91,6 +91,16 @@ interface TxnEntry {
   busy: boolean;
   /** Markers and Complete* are being written for the Prepare* in `meta`. */
   completing: boolean;
+  /** Requests waiting for `busy` or `completing` to end (run()), woken by settled(). */
+  waiters?: Array<() => void>;
+}
+
+/** Wakes the requests waiting for the entry (a write or a completion ended). */
+function settled(entry: TxnEntry): void {
+  const waiters = entry.waiters;
+  if (!waiters || waiters.length === 0) return;
+  entry.waiters = [];
+  for (const wake of waiters) wake();
 }
 
 interface Shard {
@@ -234,7 +244,10 @@ export class TransactionCoordinator implements TransactionOps {
     const wasActive = shard.state === 'active';
     shard.state = 'unloaded';
     if (this.shards.get(shard.partition) === shard) this.shards.delete(shard.partition);
+    const entries = [...shard.txns.values()];
     shard.txns.clear();
+    // Waiting requests look the id up again: NOT_COORDINATOR now.
+    for (const entry of entries) settled(entry);
     if (wasActive) this.log.info({ partition: shard.partition, why }, 'unloaded transactions');
   }
 
@@ -323,13 +336,19 @@ export class TransactionCoordinator implements TransactionOps {
    */
   private async run<R>(id: string, decide: (meta: TxnMetadata | undefined, fresh: number | undefined) => Decision<R>): Promise<R | Refusal> {
     let fresh: number | undefined;
-    for (let attempt = 0; attempt < 2; attempt++) {
+    const waitUntilMs = this.opts.clock.monotonicMs() + this.limits.concurrentWaitMs;
+    for (let attempt = 0; attempt < 2;) {
       const found = this.lookup(id);
       if ('error' in found) return found;
       const { shard } = found;
       const entry = shard.txns.get(id);
-      if (entry?.busy) return { error: Errors.CONCURRENT_TRANSACTIONS, message: `another request for ${id} is being written` };
-      const d = decide(entry?.meta, fresh);
+      const busy: Refusal | null = entry?.busy ? { error: Errors.CONCURRENT_TRANSACTIONS, message: `another request for ${id} is being written` } : null;
+      const d: Decision<R> = busy ? { kind: 'refuse', refusal: busy } : decide(entry?.meta, fresh);
+      // The id's last write or completion is still under way (a client that begins its next transaction as soon as
+      // EndTxn answered meets its markers being written): wait for it, bounded, rather than make the client back off.
+      if (d.kind === 'refuse' && d.refusal.error === Errors.CONCURRENT_TRANSACTIONS && entry && (entry.busy || entry.completing)
+        && await this.settledWithin(entry, waitUntilMs)) continue;
+      attempt++;
       switch (d.kind) {
         case 'answer':
           return d.response;
@@ -358,8 +377,34 @@ export class TransactionCoordinator implements TransactionOps {
     throw new Error(`${id}: no decision after a fresh producer id`);
   }
 
+  /** Waits until `entry`'s write or completion ends (true) or `untilMs` passes (false). */
+  private settledWithin(entry: TxnEntry, untilMs: number): Promise<boolean> {
+    const leftMs = untilMs - this.opts.clock.monotonicMs();
+    if (leftMs <= 0 || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      let cancel = (): void => {};
+      const wake = (): void => {
+        cancel();
+        resolve(true);
+      };
+      (entry.waiters ??= []).push(wake);
+      cancel = this.opts.scheduler.schedule(leftMs, () => {
+        entry.waiters = entry.waiters?.filter((w) => w !== wake);
+        resolve(false);
+      });
+    });
+  }
+
   /** Writes `next` for the id and applies it once replicated; starts completion for a Prepare*. null: done. */
   private async transition(shard: Shard, entry: TxnEntry, id: string, next: TxnMetadata | null): Promise<Refusal | null> {
+    try {
+      return await this.writeTransition(shard, entry, id, next);
+    } finally {
+      settled(entry);
+    }
+  }
+
+  private async writeTransition(shard: Shard, entry: TxnEntry, id: string, next: TxnMetadata | null): Promise<Refusal | null> {
     entry.busy = true;
     const res = await this.append(shard, id, next);
     entry.busy = false;
@@ -466,6 +511,7 @@ export class TransactionCoordinator implements TransactionOps {
       }
     } finally {
       entry.completing = false;
+      settled(entry);
     }
   }
 

@@ -15,6 +15,12 @@ export interface TxnCoordinatorLimits {
   readonly completeRetryBackoffMs: number;
   /** Transactional ids per coordinator partition kept in memory; InitProducerId for a new id beyond it is refused. */
   readonly transactionsPerPartitionMax: number;
+  /**
+   * How long a request that meets the id's previous transaction still being
+   * completed (markers being written) or another write in flight waits for
+   * it before answering CONCURRENT_TRANSACTIONS; 0: answers at once, as Kafka.
+   */
+  readonly concurrentWaitMs: number;
 }
 
 export const TXN_COORDINATOR_DEFAULTS: TxnCoordinatorLimits = {
@@ -23,6 +29,7 @@ export const TXN_COORDINATOR_DEFAULTS: TxnCoordinatorLimits = {
   markerRetryBackoffMs: 100,
   completeRetryBackoffMs: 200,
   transactionsPerPartitionMax: 100_000,
+  concurrentWaitMs: 1_000,
 };
 
 /**

@@ -63,7 +63,7 @@ describe('transaction coordinator under coordinator and leader moves (seeded, re
           const c = new TransactionCoordinator({
             brokerId: id, replicas: cluster.node(id).rm, image: () => cluster.image, clock: scheduler.clock, scheduler, rng: new SeededRng(id), logger: silentLogger,
             admin: () => Promise.reject(new Error('no controller here')), producerIds: { nextProducerId: async () => nextPid++ },
-            markers: markerChannel(id, cluster.node(id).rm, calls), limits: { writeTimeoutMs: 2_000 },
+            markers: markerChannel(id, cluster.node(id).rm, calls), limits: { writeTimeoutMs: 2_000, concurrentWaitMs: 0 },
           });
           c.start();
           coordinators.set(id, c);

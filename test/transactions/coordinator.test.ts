@@ -55,7 +55,11 @@ describe('transaction coordinator (in-process, real replica managers)', function
   /** Times a coordinator asked for __consumer_offsets (the group coordinator's creation, in the broker). */
   let offsetsTopicAsks = 0;
 
-  beforeEach(async () => {
+  /** Tests whose title starts with this run with the coordinator's wait for a busy id (the default); the rest answer at once, as Kafka does. */
+  const WAITING = 'waiting:';
+
+  beforeEach(async function () {
+    const concurrentWaitMs = this.currentTest?.title.startsWith(WAITING) ? 5_000 : 0;
     cluster = await TestCluster.start([1, 2], { replicaLagTimeMaxMs: 60_000 });
     createCalls.length = 0;
     offsetsTopicAsks = 0;
@@ -71,7 +75,7 @@ describe('transaction coordinator (in-process, real replica managers)', function
         },
         producerIds: { nextProducerId: async () => nextProducerId++ },
         markers: markerChannel(id, cluster.node(id).rm, calls),
-        limits: { writeTimeoutMs: 2_000 },
+        limits: { writeTimeoutMs: 2_000, concurrentWaitMs },
         ensureOffsetsTopic: () => {
           offsetsTopicAsks++;
         },
@@ -325,6 +329,33 @@ describe('transaction coordinator (in-process, real replica managers)', function
     const b = await coordinator(1).endTxn({ transactionalId: TXN, ...p, committed: true, bumpEpoch: true });
     expect(b.errorCode).to.equal(Errors.CONCURRENT_TRANSACTIONS.code);
     expect((await a).errorCode).to.equal(0);
+  });
+
+  it(`${WAITING} a request meeting the previous transaction's markers still being written waits for them and is served; past the wait it is refused`, async () => {
+    createStateTopic(1);
+    await active(1);
+    const p = await init(1);
+    await add(1, p, [0, 1]);
+    // orders-1 has no leader: the completion cannot finish.
+    cluster.changePartition(ORDERS_ID, 1, { leader: -1 });
+    expect((await within('end', coordinator(1).endTxn({ transactionalId: TXN, ...p, committed: true, bumpEpoch: true }))).errorCode).to.equal(0);
+    const next = { producerId: p.producerId, producerEpoch: p.producerEpoch + 1 };
+    // Past the wait (5 s of the coordinator's clock): CONCURRENT_TRANSACTIONS, as Kafka answers at once.
+    let late: number | undefined;
+    void add(1, next, [0]).then((r) => (late = r.results[0]!.partitions[0]!.errorCode));
+    await until(1, 'the refusal after the wait', () => late !== undefined, 500);
+    expect(late).to.equal(Errors.CONCURRENT_TRANSACTIONS.code);
+    expect(coordinator(1).transaction(TXN)?.state).to.equal('PrepareCommit');
+    // Within it: the request waits, the leader comes back, the markers land, and the request is served.
+    let served: number | undefined;
+    void add(1, next, [0]).then((r) => (served = r.results[0]!.partitions[0]!.errorCode));
+    schedulers.get(1)!.advance(100);
+    expect(served).to.equal(undefined);
+    cluster.changePartition(ORDERS_ID, 1, { leader: 1 });
+    await until(1, 'the waiting request served', () => served !== undefined, 100);
+    expect(served).to.equal(0);
+    expect(coordinator(1).transaction(TXN)?.state).to.equal('Ongoing');
+    expect(markersIn(1, 'orders', 1)).to.have.length(1);
   });
 
   it('the KIP-890 verifier: yes only for a partition in the open transaction, asked locally or of the remote coordinator', async () => {
