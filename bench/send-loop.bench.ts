@@ -20,7 +20,7 @@
 // Bounded: `--records` per case (default 1,000,000), `--seconds` per case
 // (default 30); every server is killed by PID at the end.
 //
-// Run: node dist/bench/send-loop.bench.js [--records N] [--seconds S] [--window-bytes B] [--compare DIR] [--json]
+// Run: node dist/bench/send-loop.bench.js [--records N] [--seconds S] [--window-bytes B] [--batch-bytes B] [--compare DIR] [--json]
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { argValue, isMain } from './cli-args.js';
@@ -29,6 +29,7 @@ import { connect, createTopic } from '../test/integration/broker-kit.js';
 import { ProcessCluster, waitFor } from '../test/integration/harness.js';
 import { producePipelined } from './suite/sluice-produce.js';
 import { ThroughputMeter, randomValues } from './suite/measure.js';
+import { ProcSampler } from './suite/proc-stats.js';
 
 const VALUE_BYTES = 100;
 const VALUE_POOL_SIZE = 1024;
@@ -42,11 +43,13 @@ export interface SendLoopOptions {
   readonly windowBytes: number;
   /** Another build's output directory whose Producer also runs (before/after). */
   readonly compareDir: string | null;
+  /** The Producer's batchBytes; null: its default (the figure the issue asks for). */
+  readonly batchBytes: number | null;
   readonly log: (line: string) => void;
 }
 
 export const DEFAULT_SEND_LOOP: SendLoopOptions = {
-  records: 1_000_000, seconds: 30, windowBytes: 1024 * 1024, compareDir: null, log: (line) => process.stderr.write(`${line}\n`),
+  records: 1_000_000, seconds: 30, windowBytes: 1024 * 1024, compareDir: null, batchBytes: null, log: (line) => process.stderr.write(`${line}\n`),
 };
 
 export interface SendLoopRow {
@@ -56,6 +59,8 @@ export interface SendLoopRow {
   readonly recordsPerS: number;
   /** This process's CPU (user + system) per record. */
   readonly clientCpuUsPerRecord: number;
+  /** The three servers' CPU (user + system, from /proc) per record. */
+  readonly brokerCpuUsPerRecord: number;
 }
 
 /** The constructor of a Client, from this build or another one (--compare). */
@@ -64,7 +69,7 @@ type ClientClass = typeof Client;
 /** A loop of single-record send() calls with the Producer's defaults (acks=all, idempotent). */
 async function sendLoop(ClientCtor: ClientClass, bootstrap: readonly string[], topic: string, o: SendLoopOptions): Promise<{ records: number; seconds: number; cpuUs: number }> {
   const client = new ClientCtor({ bootstrap: [...bootstrap], clientId: 'bench-send-loop' });
-  const producer = client.producer();
+  const producer = client.producer(o.batchBytes === null ? {} : { batchBytes: o.batchBytes });
   const windowRecords = Math.max(1, Math.floor(o.windowBytes / VALUE_BYTES));
   const values = randomValues(VALUE_POOL_SIZE, VALUE_BYTES);
   let failure: unknown = null;
@@ -127,10 +132,9 @@ async function sendLoop(ClientCtor: ClientClass, bootstrap: readonly string[], t
   }
 }
 
-function row(name: string, records: number, seconds: number, cpuUs: number): SendLoopRow {
-  return {
-    name, records, seconds, recordsPerS: Math.round(records / seconds), clientCpuUsPerRecord: Math.round((cpuUs / Math.max(1, records)) * 100) / 100,
-  };
+function row(name: string, records: number, seconds: number, cpuUs: number, brokerCpuS: number): SendLoopRow {
+  const perRecord = (us: number): number => Math.round((us / Math.max(1, records)) * 100) / 100;
+  return { name, records, seconds, recordsPerS: Math.round(records / seconds), clientCpuUsPerRecord: perRecord(cpuUs), brokerCpuUsPerRecord: perRecord(brokerCpuS * 1e6) };
 }
 
 export async function runSendLoop(opts: Partial<SendLoopOptions> = {}): Promise<SendLoopRow[]> {
@@ -166,10 +170,12 @@ export async function runSendLoop(opts: Partial<SendLoopOptions> = {}): Promise<
     o.log(`raw pipelined: BrokerConnection, batches of 500, 8 in flight, up to ${o.records} records / ${o.seconds} s`);
     const conn = await connect(raw.leaderUrl);
     try {
+      const sampler = ProcSampler.start(cluster.nodes.map((n) => n.pid!));
       const cpu0 = process.cpuUsage();
       const { result } = await producePipelined(raw.name, [{ partition: 0, conn }], -1, { records: o.records, seconds: o.seconds, valueBytes: VALUE_BYTES, producers: 1 }, () => undefined);
       const cpu = process.cpuUsage(cpu0);
-      rows.push(row('raw pipelined (sluice-produce.ts)', result.records, result.seconds, cpu.user + cpu.system));
+      const brokerCpuS = sampler.stop().reduce((a, st) => a + st.cpuSeconds, 0);
+      rows.push(row('raw pipelined (sluice-produce.ts)', result.records, result.seconds, cpu.user + cpu.system, brokerCpuS));
     } finally {
       conn.close();
     }
@@ -182,8 +188,10 @@ export async function runSendLoop(opts: Partial<SendLoopOptions> = {}): Promise<
     for (const b of builds) {
       const t = await freshTopic();
       o.log(`${b.name}: window ${o.windowBytes} B of values, up to ${o.records} records / ${o.seconds} s`);
+      const sampler = ProcSampler.start(cluster.nodes.map((n) => n.pid!));
       const r = await sendLoop(b.ctor, cluster.brokerUrls, t.name, o);
-      rows.push(row(b.name, r.records, r.seconds, r.cpuUs));
+      const brokerCpuS = sampler.stop().reduce((a, st) => a + st.cpuSeconds, 0);
+      rows.push(row(b.name, r.records, r.seconds, r.cpuUs, brokerCpuS));
     }
   } finally {
     await cluster.cleanup();
@@ -194,10 +202,12 @@ export async function runSendLoop(opts: Partial<SendLoopOptions> = {}): Promise<
 function report(rows: readonly SendLoopRow[], o: SendLoopOptions): string {
   const raw = rows[0]!;
   return [
-    `Single-record send() loop vs raw pipelined (RF=3 acks=all, ${VALUE_BYTES}-byte values, 1 partition, 3 nodes on loopback; window ${o.windowBytes} B)`,
-    '| case | records | s | records/s | client CPU µs/record | × raw |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.records} | ${r.seconds} | ${r.recordsPerS.toLocaleString('en-US')} | ${r.clientCpuUsPerRecord} | ${(r.recordsPerS / raw.recordsPerS).toFixed(2)} |`),
+    `Single-record send() loop vs raw pipelined (RF=3 acks=all, ${VALUE_BYTES}-byte values, 1 partition, 3 nodes on loopback; window ${o.windowBytes} B`
+      + `, batchBytes ${o.batchBytes ?? 'default'})`,
+    '| case | records | s | records/s | client CPU µs/record | broker CPU µs/record (3 nodes) | × raw |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${r.records} | ${r.seconds} | ${r.recordsPerS.toLocaleString('en-US')} | ${r.clientCpuUsPerRecord} | ${r.brokerCpuUsPerRecord} `
+      + `| ${(r.recordsPerS / raw.recordsPerS).toFixed(2)} |`),
   ].join('\n');
 }
 
@@ -205,9 +215,11 @@ if (isMain(import.meta.url)) {
   const records = argValue('--records');
   const seconds = argValue('--seconds');
   const windowBytes = argValue('--window-bytes');
+  const batchBytes = argValue('--batch-bytes');
   const ci = process.argv.indexOf('--compare');
   const opts: Partial<SendLoopOptions> = {
     ...(records !== undefined ? { records } : {}), ...(seconds !== undefined ? { seconds } : {}), ...(windowBytes !== undefined ? { windowBytes } : {}),
+    ...(batchBytes !== undefined ? { batchBytes } : {}),
     ...(ci >= 0 && process.argv[ci + 1] !== undefined ? { compareDir: process.argv[ci + 1]! } : {}),
   };
   const rows = await runSendLoop(opts);
