@@ -22,9 +22,10 @@ import type { Progress, ProduceSpec, ThroughputResult } from './types.js';
  * Record bytes outstanding per producer (sent, not yet acknowledged). Chosen
  * by a sweep (RF=3 acks=all, 200,000 × 100 B, one producer, loaded machine):
  * client CPU per record 9.4 µs at 256 KiB, 12 µs at 1 MiB, 13-14 µs at 2-4 MiB,
- * 17-20 µs at 16 MiB, and the rate best at 1 MiB — the Producer's cost grows
- * with its queue (producer-sender's expireQueued scans every queued batch on
- * every wake; more promises alive means more garbage collection).
+ * 17-20 µs at 16 MiB, and the rate best at 1 MiB. Since issue 19's changes the
+ * queue no longer costs per send (bench/send-loop.bench.ts: 1.9 µs at 256 KiB,
+ * 2.8 at 1 MiB, 3.1 at 16 MiB, the growth being the garbage collection of the
+ * promises alive); kept at 1 MiB so the suite's rows stay comparable.
  */
 export const SEND_WINDOW_BYTES = 1024 * 1024;
 const VALUE_POOL_SIZE = 1024;

@@ -251,6 +251,16 @@ export class Client {
   }
 
   /**
+   * What topic(name) would answer without a request — the cached metadata
+   * while it is fresh and the topic is of interest — else undefined. The
+   * Producer's per-record fast path: no promise when nothing needs fetching.
+   */
+  freshTopic(name: string): TopicInfo | undefined {
+    const cached = this.topics.get(name);
+    return cached !== undefined && this.interest.has(name) && !this.metadataExpired() ? cached : undefined;
+  }
+
+  /**
    * Metadata of `topic`, from the cache unless stale or `refresh`; throws
    * UNKNOWN_TOPIC_OR_PARTITION (retriable: it may be being created) when the
    * cluster does not know it.

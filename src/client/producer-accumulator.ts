@@ -67,10 +67,19 @@ export class RecordAccumulator {
     if (open) this.seal(open);
   }
 
-  /** Adds a record (its memory already reserved) to the partition's open batch, opening one if needed. */
-  append(topic: string, partition: number, acks: Acks, record: PendingRecord): void {
+  /**
+   * Adds a record (its memory already reserved) to the partition's open
+   * batch, opening one if needed. Returns whether the sender has something
+   * new to act on — a batch was opened (its linger timer, a transaction's
+   * AddPartitions, a first InitProducerId) or sealed (it may go now) — so the
+   * sender is woken per batch, not per record. An append to an open batch
+   * changes nothing the sender waits for: a ready open batch that takes
+   * appends is waiting for a request slot, and an answer wakes the sender.
+   */
+  append(topic: string, partition: number, acks: Acks, record: PendingRecord): boolean {
     const q = this.queueFor(topic, partition);
     let batch = q.openBatch();
+    let changed = false;
     if (batch && !this.fits(batch, acks, record.bytes)) {
       this.seal(batch);
       batch = undefined;
@@ -78,10 +87,15 @@ export class RecordAccumulator {
     if (!batch) {
       const now = this.clock.monotonicMs();
       batch = q.newBatch(acks, now + this.opts.lingerMs, now + this.opts.deliveryTimeoutMs);
+      changed = true;
     }
     batch.records.push(record);
     batch.recordBytes += record.bytes;
-    if (batch.recordBytes >= this.opts.batchBytes) this.seal(batch);
+    if (batch.recordBytes >= this.opts.batchBytes) {
+      this.seal(batch);
+      changed = true;
+    }
+    return changed;
   }
 
   /**

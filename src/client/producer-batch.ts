@@ -188,6 +188,8 @@ export class PartitionQueue {
   /** The sequence the next new batch gets (idempotent producers). */
   nextSequence = 0;
   private nextOrdinal = 0;
+  /** The delivery deadline of the newest batch: deadlines never decrease with ordinals (takeExpired relies on it). */
+  private lastDeliveryDeadlineMs = -Infinity;
 
   constructor(readonly topic: string, readonly partition: number, readonly idempotent: boolean) {}
 
@@ -199,9 +201,39 @@ export class PartitionQueue {
 
   newBatch(acks: Acks, lingerDeadlineMs: number, deliveryDeadlineMs: number): ProducerBatch {
     assert(this.openBatch() === undefined, 'a partition has at most one open batch');
+    assert(deliveryDeadlineMs >= this.lastDeliveryDeadlineMs, 'delivery deadlines follow ordinals');
+    this.lastDeliveryDeadlineMs = deliveryDeadlineMs;
     const batch = new ProducerBatch(this.topic, this.partition, acks, this.nextOrdinal++, lingerDeadlineMs, deliveryDeadlineMs);
     this.queue.push(batch);
     return batch;
+  }
+
+  /**
+   * Moves the queued batches whose delivery deadline has passed into
+   * `expired` (taken out of the queue, in order); returns the earliest
+   * deadline still to come of a ready queued batch (Infinity if none). An
+   * open batch counts from its linger on: until then it is still filling, and
+   * after that only waiting for a request slot.
+   *
+   * O(expired + 1), not O(queue): deadlines never decrease with ordinals
+   * (asserted in newBatch: every batch gets now + the same delivery timeout
+   * from a monotonic clock) and the queue is in ordinal order, so the batches
+   * due are a prefix of it and the first one not due ends the scan. Only the
+   * last batch can be open, so a due batch that is not ready ends it too.
+   */
+  takeExpired(nowMs: number, expired: ProducerBatch[]): number {
+    let n = 0;
+    for (; n < this.queue.length; n++) {
+      const batch = this.queue[n]!;
+      if (batch.deliveryDeadlineMs > nowMs) break;
+      if (!batch.isReady(nowMs)) {
+        assert(n === this.queue.length - 1, 'only the last queued batch is open');
+        break;
+      }
+    }
+    if (n > 0) for (const b of this.queue.splice(0, n)) expired.push(b);
+    const first = this.queue[0];
+    return first !== undefined && first.deliveryDeadlineMs > nowMs && first.isReady(nowMs) ? first.deliveryDeadlineMs : Infinity;
   }
 
   get isIdle(): boolean {
@@ -257,7 +289,8 @@ export class PartitionQueue {
 
   /** Whether a batch earlier than `batch` is in flight or waiting to be resent. */
   hasEarlierUnresolved(batch: ProducerBatch): boolean {
-    return this.inFlight.some((b) => b.ordinal < batch.ordinal) || this.queue.some((b) => b.ordinal < batch.ordinal);
+    // Both lists are in ordinal order: their heads are their earliest.
+    return (this.inFlight[0]?.ordinal ?? Infinity) < batch.ordinal || (this.queue[0]?.ordinal ?? Infinity) < batch.ordinal;
   }
 
   /**

@@ -9,7 +9,12 @@
 // — one per (leader broker, acks), holding at most one batch per partition
 // and at most requestBytesMax of batches — while the broker has fewer than
 // maxInFlightRequestsPerConnection requests in flight, and repeat while
-// anything more can go. A pass runs after every append, answer and timer.
+// anything more can go. A pass runs (once per microtask turn, however often
+// it is asked for) when an append opens or seals a batch — not per record,
+// as Kafka's sender wakes on a full batch or a linger — and after every
+// answer, identity or metadata change and timer. The one timer is armed for
+// the earliest linger, backoff or delivery deadline and is left alone while
+// it is due no later than needed.
 //
 // Metadata: leaders come from the Client's cache. A partition without a
 // known leader, and every retriable error, asks the Client for a refresh
@@ -73,6 +78,10 @@ export class Sender {
   private stopped = false;
   /** Cancels the armed wake-up timer; null when none is armed. */
   private cancelTimer: (() => void) | null = null;
+  /** Monotonic ms the armed timer fires at (Infinity when none is armed). */
+  private timerAtMs = Infinity;
+  /** expireQueued's scratch list, reused so a drain pass allocates nothing for it. */
+  private readonly expired: ProducerBatch[] = [];
   private readonly inFlightByBroker = new Map<number, number>();
   private identity: ProducerIdentity | null = null;
   /** A batch failed for good or is known unappendable: take a new epoch once the old one's batches are resolved. */
@@ -113,6 +122,7 @@ export class Sender {
     this.stopped = true;
     this.cancelTimer?.();
     this.cancelTimer = null;
+    this.timerAtMs = Infinity;
   }
 
   private drain(): void {
@@ -132,12 +142,27 @@ export class Sender {
     this.armTimer(wakeAtMs, now);
   }
 
+  /**
+   * Makes sure a drain pass runs by `wakeAtMs`. A timer already armed for no
+   * later than that stays: firing early costs one drain pass, which arms the
+   * next; cancelling and re-arming on every pass cost a timer removal and
+   * insertion per pass. With nothing to wait for the timer is cancelled, so
+   * an idle producer holds no timer (the client's keep the process alive).
+   */
   private armTimer(wakeAtMs: number, nowMs: number): void {
-    this.cancelTimer?.();
-    this.cancelTimer = null;
-    if (wakeAtMs === Infinity) return;
-    this.cancelTimer = this.deps.scheduler.schedule(Math.max(0, Math.ceil(wakeAtMs - nowMs)), () => {
+    if (wakeAtMs === Infinity) {
+      this.cancelTimer?.();
       this.cancelTimer = null;
+      this.timerAtMs = Infinity;
+      return;
+    }
+    if (this.cancelTimer !== null && this.timerAtMs <= wakeAtMs) return;
+    this.cancelTimer?.();
+    const delayMs = Math.max(0, Math.ceil(wakeAtMs - nowMs));
+    this.timerAtMs = nowMs + delayMs;
+    this.cancelTimer = this.deps.scheduler.schedule(delayMs, () => {
+      this.cancelTimer = null;
+      this.timerAtMs = Infinity;
       this.wake();
     });
   }
@@ -291,20 +316,19 @@ export class Sender {
     this.deps.txn?.onBatchFailed(error);
   }
 
-  /** Fails queued batches whose delivery timeout passed; returns the next deadline of a queued batch. */
+  /**
+   * Fails queued batches whose delivery timeout passed; returns the next deadline of a queued batch.
+   * Per partition O(expired + 1) (PartitionQueue.takeExpired): a pass used to scan every queued batch.
+   */
   private expireQueued(now: number): number {
     let next = Infinity;
+    const expired = this.expired;
     for (const q of this.deps.acc.partitions.values()) {
-      for (let i = 0; i < q.queue.length;) {
-        const batch = q.queue[i]!;
-        // An open batch counts from its linger on: from then it is only waiting for a request slot.
-        if (!batch.isReady(now) || batch.deliveryDeadlineMs > now) {
-          if (batch.isReady(now)) next = Math.min(next, batch.deliveryDeadlineMs);
-          i++;
-          continue;
-        }
+      next = Math.min(next, q.takeExpired(now, expired));
+      if (expired.length === 0) continue;
+      const batches = expired.splice(0);
+      for (const batch of batches) {
         this.deps.acc.sealNow(batch);
-        q.queue.splice(i, 1);
         if (batch.hasSequence && !this.deps.txn) this.renewNeeded = true;
         const last = batch.lastError ?? this.lastInitError;
         this.fail(batch, new SluiceError(Errors.REQUEST_TIMED_OUT,

@@ -35,7 +35,7 @@ import { RecordAccumulator } from './producer-accumulator.js';
 import type { Acks, RecordMetadata } from './producer-batch.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { Sender } from './producer-sender.js';
-import { SendResults } from './producer-results.js';
+import { SendResults, SingleSend } from './producer-results.js';
 import { utf8Length } from '../util/bytes.js';
 import type { Transaction, TransactionStatus } from './transaction.js';
 import { TransactionManager } from './transaction-manager.js';
@@ -73,6 +73,13 @@ export class Producer {
   private readonly sender: Sender;
   /** Appends run one send() at a time, in call order. */
   private appendChain: Promise<void> = Promise.resolve();
+  /**
+   * send() calls on appendChain whose appends have not finished: while any
+   * is, a new call takes the chain too (order), not the synchronous fast path.
+   */
+  private appendsPending = 0;
+  /** The partitioner's keyless input per TopicInfo (the Client replaces the object on every refresh). */
+  private readonly keylessInputs = new WeakMap<TopicInfo, KeylessInput>();
   private closing: Promise<void> | null = null;
   /** Set for a transactional producer (transactionalId). */
   private readonly txn: TransactionManager | null;
@@ -105,7 +112,13 @@ export class Producer {
   }
 
   /** Sends `messages` to `topic`; resolves with each record's partition and offset, in input order. */
-  async send(req: ProducerRecord): Promise<RecordMetadata[]> {
+  send(req: ProducerRecord): Promise<RecordMetadata[]> {
+    try {
+      const sent = this.trySendNow(req);
+      if (sent !== null) return sent;
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.sendBatch({ topicMessages: [{ topic: req.topic, messages: req.messages }], ...(req.acks === undefined ? {} : { acks: req.acks }) });
   }
 
@@ -115,8 +128,13 @@ export class Producer {
     if (this.closing) throw new SluiceError(Errors.NETWORK_EXCEPTION, 'the producer is closed');
     if (this.txn !== null) this.txn.checkCanSend();
     const results = new SendResults();
+    this.appendsPending++;
     const appended = this.appendChain.then(async () => {
-      for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
+      try {
+        for (const t of req.topicMessages) await this.appendTopic(t.topic, t.messages, acks, results);
+      } finally {
+        this.appendsPending--;
+      }
     });
     this.appendChain = appended.catch(() => undefined);
     // In a transaction, a send() that failed before all its records were buffered (too large, no
@@ -125,6 +143,50 @@ export class Producer {
     await appended;
     results.close();
     return results.done;
+  }
+
+  /**
+   * The fast path of the common call, send() of one record: appended at once,
+   * with no promise but the result's, when nothing has to wait — no earlier
+   * send() still appending (order), fresh metadata that knows the partition,
+   * buffer memory free at once. Returns null when the call must take the
+   * general path, which then does every check again; throws what that path
+   * would reject with.
+   */
+  private trySendNow(req: ProducerRecord): Promise<RecordMetadata[]> | null {
+    const messages = req.messages;
+    if (this.appendsPending > 0 || this.closing || !Array.isArray(messages) || messages.length !== 1) return null;
+    const topic = req.topic;
+    const info = typeof topic === 'string' ? this.client.freshTopic(topic) : undefined;
+    const m = messages[0] as ProducerMessage;
+    if (info === undefined || m === null || typeof m !== 'object' || (m.partition !== undefined && m.partition >= info.partitions.length)) return null;
+    const acks = this.checkAcks(req.acks);
+    if (this.txn === null) return this.appendNow(topic, info, m, acks);
+    this.txn.checkCanSend();
+    try {
+      return this.appendNow(topic, info, m, acks);
+    } catch (err) {
+      this.txn.onSendFailed(err); // as the general path: a record that failed to buffer leaves the transaction incomplete
+      throw err;
+    }
+  }
+
+  /** One record appended now, or null if its buffer memory is not free at once (nothing is reserved then). */
+  private appendNow(topic: string, info: TopicInfo, m: ProducerMessage, acks: Acks): Promise<RecordMetadata[]> | null {
+    const record = this.toRecord(m, this.timestampNow());
+    const bytes = estimateRecordBytes(record);
+    this.checkRecordBytes(bytes, topic);
+    if (!this.acc.pool.tryReserve(bytes)) return null;
+    let partition: number;
+    try {
+      partition = this.partitionFor(m, record.key ?? null, this.keylessInput(topic, info), acks, bytes);
+    } catch (err) {
+      this.acc.pool.release(bytes);
+      throw err;
+    }
+    const pending = new SingleSend(record, bytes);
+    if (this.acc.append(topic, partition, acks, pending)) this.sender.wake();
+    return pending.done;
   }
 
   /** The transactional id (null: not a transactional producer). */
@@ -211,36 +273,50 @@ export class Producer {
     const deadlineMs = this.clock.monotonicMs() + this.opts.maxBlockMs;
     let info = await this.topicInfo(topic, deadlineMs);
     // Per call, not per record: what the partitioner is asked, and the default timestamp (read again after a wait).
-    let choice = partitionerInput(topic, info);
+    let choice = this.keylessInput(topic, info);
     let nowMs = this.timestampNow();
+    let wake = false;
     for (const m of messages) {
       const record = this.toRecord(m, nowMs);
       const bytes = estimateRecordBytes(record);
-      if (RECORD_BATCH_HEADER_BYTES + bytes > this.opts.requestBytesMax) {
-        throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds requestBytesMax ${this.opts.requestBytesMax}`, { topic });
-      }
+      this.checkRecordBytes(bytes, topic);
       const wait = this.acc.pool.tryReserve(bytes) ? null : this.acc.pool.reserve(bytes, deadlineMs - this.clock.monotonicMs());
       if (wait) {
         this.sender.wake(); // let buffered batches go: they free the memory
         await wait;
         info = this.client.cachedTopic(topic) ?? info;
-        choice = partitionerInput(topic, info);
+        choice = this.keylessInput(topic, info);
         nowMs = this.timestampNow();
       }
       let partition: number;
       try {
         if (m.partition !== undefined && m.partition >= info.partitions.length) { // created since?
           info = await this.client.topic(topic, { refresh: true });
-          choice = partitionerInput(topic, info);
+          choice = this.keylessInput(topic, info);
         }
         partition = this.partitionFor(m, record.key ?? null, choice, acks, bytes);
       } catch (err) {
         this.acc.pool.release(bytes);
         throw err;
       }
-      this.acc.append(topic, partition, acks, out.add(record, bytes));
+      if (this.acc.append(topic, partition, acks, out.add(record, bytes))) wake = true;
     }
-    this.sender.wake();
+    if (wake) this.sender.wake();
+  }
+
+  private checkRecordBytes(bytes: number, topic: string): void {
+    if (RECORD_BATCH_HEADER_BYTES + bytes > this.opts.requestBytesMax) {
+      throw new SluiceError(Errors.MESSAGE_TOO_LARGE, `a record of ~${bytes} bytes exceeds requestBytesMax ${this.opts.requestBytesMax}`, { topic });
+    }
+  }
+
+  private keylessInput(topic: string, info: TopicInfo): KeylessInput {
+    let input = this.keylessInputs.get(info);
+    if (input === undefined || input.topic !== topic) {
+      input = partitionerInput(topic, info);
+      this.keylessInputs.set(info, input);
+    }
+    return input;
   }
 
   private toRecord(m: ProducerMessage, nowMs: number): RecordInput {

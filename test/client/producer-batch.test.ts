@@ -163,6 +163,66 @@ describe('client: producer batch rules', () => {
     expect(b.identity).to.equal(next);
   });
 
+  describe('delivery deadlines (takeExpired)', () => {
+    /** A batch with the given deadlines; sealed unless `open`. */
+    const add = (q: PartitionQueue, deliveryDeadlineMs: number, opts: { open?: boolean; lingerDeadlineMs?: number } = {}): ProducerBatch => {
+      const b = q.newBatch(-1, opts.lingerDeadlineMs ?? 0, deliveryDeadlineMs);
+      b.records.push({ record: { value: Buffer.from('r') }, bytes: 10, resolve: () => undefined, reject: () => undefined });
+      b.sealed = !opts.open;
+      return b;
+    };
+
+    it('takes the due batches from the head, in order, and answers the next deadline', () => {
+      const q = new PartitionQueue('t', 0, true);
+      const [a, b, c, d] = [100, 100, 200, 300].map((ms) => add(q, ms));
+      const expired: ProducerBatch[] = [];
+      expect(q.takeExpired(99, expired)).to.equal(100);
+      expect(expired).to.have.length(0);
+      expect(q.takeExpired(100, expired), 'the deadline itself is due').to.equal(200);
+      expect(expired).to.deep.equal([a, b]);
+      expect(q.queue).to.deep.equal([c, d]);
+      expired.length = 0;
+      expect(q.takeExpired(10_000, expired)).to.equal(Infinity);
+      expect(expired).to.deep.equal([c, d]);
+      expect(q.queue).to.have.length(0);
+    });
+
+    it('leaves an open batch within its linger, whatever its deadline, and counts it from its linger on', () => {
+      const q = new PartitionQueue('t', 0, true);
+      const sealed = add(q, 100);
+      const open = add(q, 150, { open: true, lingerDeadlineMs: 500 });
+      const expired: ProducerBatch[] = [];
+      expect(q.takeExpired(200, expired), 'the open batch is still filling').to.equal(Infinity);
+      expect(expired).to.deep.equal([sealed]);
+      expect(q.queue).to.deep.equal([open]);
+      expired.length = 0;
+      expect(q.takeExpired(500, expired), 'its linger passed: it only waits for a slot').to.equal(Infinity);
+      expect(expired).to.deep.equal([open]);
+    });
+
+    it('answers an open batch\'s deadline once it is ready, and a retry keeps its place', () => {
+      const q = new PartitionQueue('t', 0, true);
+      const first = add(q, 100);
+      const second = add(q, 200, { open: true, lingerDeadlineMs: 10 });
+      const expired: ProducerBatch[] = [];
+      expect(q.takeExpired(20, expired)).to.equal(100);
+      expect(q.sendable(20, ready)).to.equal(first);
+      q.markSent(first, ID);
+      expect(q.takeExpired(20, expired), 'a batch in flight is not the queue\'s to expire').to.equal(200);
+      q.settle(first);
+      q.requeue(first);
+      expect(q.queue).to.deep.equal([first, second]);
+      expect(q.takeExpired(150, expired)).to.equal(200);
+      expect(expired).to.deep.equal([first]);
+    });
+
+    it('asserts that deadlines never decrease with ordinals (what stopping at the first batch not due relies on)', () => {
+      const q = new PartitionQueue('t', 0, true);
+      add(q, 200);
+      expect(() => add(q, 100)).to.throw(/delivery deadlines follow ordinals/);
+    });
+  });
+
   describe('model check against the brokers\' producer-state rules', () => {
     /**
      * One partition, one producer. The "network" delivers requests in send

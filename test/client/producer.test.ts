@@ -155,6 +155,51 @@ describe('client: Producer', function () {
     expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([1, 3]);
   });
 
+  it('wakes its sender per batch, not per record: one timer for a batch\'s linger, however many records join it', async () => {
+    await setup({ lingerMs: 500 }, { t: 1 }, 1, true);
+    const warmUp = producer.send({ topic: 't', messages: [{ value: 'warm-up' }] });
+    await waitFor('the producer id', () => producer.identity !== null);
+    await settle();
+    manual!.advance(500);
+    await warmUp;
+    await settle();
+    let scheduled = 0;
+    const schedule = manual!.schedule.bind(manual!);
+    manual!.schedule = (delayMs, fn) => {
+      scheduled++;
+      return schedule(delayMs, fn);
+    };
+    const sends = Array.from({ length: 50 }, (_, i) => producer.send({ topic: 't', messages: [{ value: `r${i}` }] }));
+    await settle();
+    expect(scheduled, 'the new batch\'s linger timer, armed once').to.equal(1);
+    manual!.advance(500);
+    expect((await Promise.all(sends)).flat().map((r) => r.offset)).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([1, 50]);
+  });
+
+  it('keeps call order when a one-record send() follows calls still appending (metadata, several records)', async () => {
+    await setup({ lingerMs: 0 }, { t: 1, u: 1 });
+    // 'u' has no metadata yet, and a two-record call goes through the append chain: the one-record
+    // calls behind them must not overtake them on the synchronous path.
+    const first = producer.send({ topic: 'u', messages: [{ value: 'u0' }] });
+    const pair = producer.send({ topic: 'u', messages: [{ value: 'u1' }, { value: 'u2' }] });
+    const single = producer.send({ topic: 'u', messages: [{ value: 'u3' }] });
+    await Promise.all([first, pair, single]);
+    const more = [producer.send({ topic: 'u', messages: [{ value: 'u4' }, { value: 'u5' }] }), producer.send({ topic: 'u', messages: [{ value: 'u6' }] })];
+    await Promise.all(more);
+    expect(values('u', 0)).to.deep.equal(['u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6']);
+    expect((await single)[0]!.offset).to.equal(3);
+  });
+
+  it('fails a one-record send() on the fast path with the error of the general one, and returns its memory', async () => {
+    await setup({ requestBytesMax: 200 });
+    await producer.send({ topic: 't', messages: [{ value: 'metadata first' }] });
+    expectCode(await rejection(producer.send({ topic: 't', messages: [{ value: 'x'.repeat(300) }] })), Errors.MESSAGE_TOO_LARGE);
+    expectCode(await rejection(producer.send({ topic: 't', messages: [{ value: 'x', partition: -1 }] })), Errors.INVALID_PARTITIONS);
+    expectCode(await rejection(producer.send({ topic: 't', messages: [{ value: 5 as unknown as string }] })), Errors.INVALID_REQUEST);
+    expect(producer.bufferedBytes).to.equal(0);
+  });
+
   it('stamps records with whole milliseconds of the client clock, even when that clock reads fractions (a simulated or offset clock)', async () => {
     await setup({ lingerMs: 0 }, { t: 1 }, 1, true);
     manual!.clock.set(1_767_225_608_268.6328);
