@@ -12,12 +12,23 @@
 // that is what keeps batches large and latency flat). Sealing tells the
 // partitioner, so a sticky partitioner moves on.
 //
+// A record is encoded into its batch's body buffer at append
+// (src/record/batch-builder.ts): the accumulator keeps no record object,
+// only the bytes and the record's outcome handlers, and the batch header is
+// written when the sender takes the batch. batchBytes is compared with the
+// records' real encoded (uncompressed) size: a record joins the open batch
+// if its encoding fits in what is left, measured once as it is written. (The
+// buffer memory still reserves an upper-bound estimate per record: it is
+// reserved before the partition, and so the record's exact timestamp and
+// offset deltas, is known.)
+//
 // Invariant: a record's reserved bytes go back to the pool exactly once, when
 // its batch is done (acknowledged or failed).
 
 import { assert } from '../util/assert.js';
 import type { Clock, Scheduler } from '../util/clock.js';
 import type { Partitioner } from './partitioners.js';
+import type { BodyBytes, BodyHeaders } from '../record/batch-builder.js';
 import { PartitionQueue, type Acks, type PendingRecord, type ProducerBatch } from './producer-batch.js';
 import { BufferPool } from './producer-memory.js';
 import type { ResolvedProducerOptions } from './producer-options.js';
@@ -44,7 +55,7 @@ export class RecordAccumulator {
     if (!queues) this.byTopic.set(topic, (queues = []));
     let q = queues[partition];
     if (!q) {
-      q = new PartitionQueue(topic, partition, this.opts.idempotent);
+      q = new PartitionQueue(topic, partition, this.opts.idempotent, this.opts.batchBytes);
       queues[partition] = q;
       this.partitions.set(`${topic}\u0000${partition}`, q);
     }
@@ -55,10 +66,11 @@ export class RecordAccumulator {
     return this.byTopic.get(topic)?.[partition];
   }
 
-  /** Whether a record of `bytes` would open a new batch because the partition's open batch cannot take it. */
-  openBatchRefuses(topic: string, partition: number, acks: Acks, bytes: number): boolean {
+  /** Whether the record would open a new batch because the partition's open batch cannot take it. */
+  openBatchRefuses(topic: string, partition: number, acks: Acks, key: BodyBytes, value: BodyBytes, headers: BodyHeaders | undefined, timestampMs: number): boolean {
     const open = this.existingQueue(topic, partition)?.openBatch();
-    return open !== undefined && !this.fits(open, acks, bytes);
+    if (open === undefined || open.recordCount === 0) return false;
+    return open.acks !== acks || open.recordBytes + open.body.measure(key, value, headers, timestampMs) > this.opts.batchBytes;
   }
 
   /** Seals the partition's open batch, if any. */
@@ -68,29 +80,34 @@ export class RecordAccumulator {
   }
 
   /**
-   * Adds a record (its memory already reserved) to the partition's open
-   * batch, opening one if needed. Returns whether the sender has something
+   * Encodes a record (its memory, `reservedBytes`, already reserved) into
+   * the partition's open batch, opening one if needed. `key`, `value` and
+   * `headers` are copied into the batch: the caller may reuse them at once. Returns whether the sender has something
    * new to act on — a batch was opened (its linger timer, a transaction's
    * AddPartitions, a first InitProducerId) or sealed (it may go now) — so the
    * sender is woken per batch, not per record. An append to an open batch
    * changes nothing the sender waits for: a ready open batch that takes
    * appends is waiting for a request slot, and an answer wakes the sender.
    */
-  append(topic: string, partition: number, acks: Acks, record: PendingRecord): boolean {
+  append(
+    topic: string, partition: number, acks: Acks, pending: PendingRecord, reservedBytes: number,
+    key: BodyBytes, value: BodyBytes, headers: BodyHeaders | undefined, timestampMs: number,
+  ): boolean {
     const q = this.queueFor(topic, partition);
     let batch = q.openBatch();
     let changed = false;
-    if (batch && !this.fits(batch, acks, record.bytes)) {
+    if (batch && (batch.acks !== acks || batch.body.tryAppend(key, value, headers, timestampMs, this.opts.batchBytes) < 0)) {
       this.seal(batch);
       batch = undefined;
     }
     if (!batch) {
       const now = this.clock.monotonicMs();
       batch = q.newBatch(acks, now + this.opts.lingerMs, now + this.opts.deliveryTimeoutMs);
+      batch.body.append(key, value, headers, timestampMs);
       changed = true;
     }
-    batch.records.push(record);
-    batch.recordBytes += record.bytes;
+    batch.records.push(pending);
+    batch.reservedBytes += reservedBytes;
     if (batch.recordBytes >= this.opts.batchBytes) {
       this.seal(batch);
       changed = true;
@@ -124,7 +141,7 @@ export class RecordAccumulator {
   batchDone(batch: ProducerBatch): void {
     assert(!batch.done, 'a batch is done once');
     batch.done = true;
-    this.pool.release(batch.records.reduce((n, r) => n + r.bytes, 0));
+    this.pool.release(batch.reservedBytes);
     const listeners = this.doneListeners.get(batch);
     this.doneListeners.delete(batch);
     for (const l of listeners ?? []) l();
@@ -148,10 +165,6 @@ export class RecordAccumulator {
     } finally {
       this.flushesInProgress--;
     }
-  }
-
-  private fits(batch: ProducerBatch, acks: Acks, bytes: number): boolean {
-    return batch.acks === acks && (batch.recordCount === 0 || batch.recordBytes + bytes <= this.opts.batchBytes);
   }
 
   private seal(batch: ProducerBatch): void {

@@ -35,6 +35,9 @@
 //      under a new identity (sequence 0 again) — safe because it is known not
 //      to be in the log — and so is every later batch of that identity in the
 //      partition, whose sequences follow one that will never be appended.
+//      Re-encoding writes a new batch header over the same record bodies
+//      (src/record/batch-builder.ts: a record's offset and timestamp deltas do
+//      not depend on the identity).
 //      UNKNOWN_PRODUCER_ID is read the same way (the
 //      leader has no state for us: not yet, or no longer), and so is
 //      INVALID_PRODUCER_EPOCH (our epoch was fenced: nothing of it appends).
@@ -52,7 +55,7 @@
 
 import { Errors, type SluiceError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
-import type { RecordInput } from '../record/record-batch.js';
+import { RecordBatchBuilder } from '../record/batch-builder.js';
 
 /** Sequences are int32 and wrap from 2^31 - 1 to 0. */
 export const SEQUENCE_MAX = 0x7fffffff;
@@ -77,10 +80,8 @@ export interface RecordMetadata {
   readonly offset: number;
 }
 
+/** A record's outcome handlers; its bytes are already in its batch's `body`. */
 export interface PendingRecord {
-  readonly record: RecordInput;
-  /** Estimated encoded size, reserved from the buffer memory until the batch is done. */
-  readonly bytes: number;
   readonly resolve: (meta: RecordMetadata) => void;
   readonly reject: (err: SluiceError) => void;
 }
@@ -88,9 +89,12 @@ export interface PendingRecord {
 export type Acks = -1 | 0 | 1;
 
 export class ProducerBatch {
+  /** One per record appended to `body`, in the same order. */
   readonly records: PendingRecord[] = [];
-  /** Estimated bytes of the records (what batchBytes is compared with). */
-  recordBytes = 0;
+  /** The records' bodies, encoded at append; the header is written when the batch is sent (encoded). */
+  readonly body: RecordBatchBuilder;
+  /** Buffer memory the records reserved (their size estimates): given back once when the batch is done. */
+  reservedBytes = 0;
   /** No more appends: the batch is full or sent, or a flush asked for it. */
   sealed = false;
   /** The identity and first sequence the bytes carry once the batch was first sent (idempotent producers). */
@@ -117,7 +121,16 @@ export class ProducerBatch {
     readonly lingerDeadlineMs: number,
     /** Monotonic ms after which the batch fails rather than being (re)sent. */
     readonly deliveryDeadlineMs: number,
-  ) {}
+    /** What the bodies are expected to reach (batchBytes): sizes the body buffer. */
+    bodyBytesHint = 16384,
+  ) {
+    this.body = new RecordBatchBuilder(bodyBytesHint);
+  }
+
+  /** The records' encoded bytes (uncompressed), what batchBytes is compared with. */
+  get recordBytes(): number {
+    return this.body.recordsBytes;
+  }
 
   get recordCount(): number {
     return this.records.length;
@@ -191,7 +204,13 @@ export class PartitionQueue {
   /** The delivery deadline of the newest batch: deadlines never decrease with ordinals (takeExpired relies on it). */
   private lastDeliveryDeadlineMs = -Infinity;
 
-  constructor(readonly topic: string, readonly partition: number, readonly idempotent: boolean) {}
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly idempotent: boolean,
+    /** The producer's batchBytes: sizes each new batch's body buffer. */
+    private readonly batchBytes = 16384,
+  ) {}
 
   /** The batch still taking appends, if any. */
   openBatch(): ProducerBatch | undefined {
@@ -203,7 +222,7 @@ export class PartitionQueue {
     assert(this.openBatch() === undefined, 'a partition has at most one open batch');
     assert(deliveryDeadlineMs >= this.lastDeliveryDeadlineMs, 'delivery deadlines follow ordinals');
     this.lastDeliveryDeadlineMs = deliveryDeadlineMs;
-    const batch = new ProducerBatch(this.topic, this.partition, acks, this.nextOrdinal++, lingerDeadlineMs, deliveryDeadlineMs);
+    const batch = new ProducerBatch(this.topic, this.partition, acks, this.nextOrdinal++, lingerDeadlineMs, deliveryDeadlineMs, this.batchBytes);
     this.queue.push(batch);
     return batch;
   }

@@ -12,7 +12,6 @@
 // so results keep the order in which records were appended.
 
 import type { SluiceError } from '../util/errors.js';
-import type { RecordInput } from '../record/record-batch.js';
 import type { PendingRecord, RecordMetadata } from './producer-batch.js';
 
 export class SendResults {
@@ -34,9 +33,9 @@ export class SendResults {
   }
 
   /** A record of this call, in input order. */
-  add(record: RecordInput, bytes: number): PendingRecord {
+  add(): PendingRecord {
     this.outstanding++;
-    return new ResultSlot(record, bytes, this, this.results.push(PENDING) - 1);
+    return new ResultSlot(this, this.results.push(PENDING) - 1);
   }
 
   /** Every record has been added: `done` resolves once they have all succeeded. */
@@ -70,8 +69,6 @@ const PENDING: RecordMetadata = Object.freeze({ topic: '', partition: -1, offset
 
 class ResultSlot implements PendingRecord {
   constructor(
-    readonly record: RecordInput,
-    readonly bytes: number,
     private readonly owner: SendResults,
     private readonly index: number,
   ) {}
@@ -96,7 +93,7 @@ export class SingleSend implements PendingRecord {
   private resolveDone!: (results: RecordMetadata[]) => void;
   private rejectDone!: (err: SluiceError) => void;
 
-  constructor(readonly record: RecordInput, readonly bytes: number) {
+  constructor() {
     this.done = new Promise((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;

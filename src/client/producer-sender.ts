@@ -24,13 +24,12 @@
 // and returned when the answer (or failure) is handled; every batch is
 // settled exactly once per send.
 
-import { AssertionError } from '../util/assert.js';
+import { AssertionError, assert } from '../util/assert.js';
 import type { Clock, Scheduler } from '../util/clock.js';
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import type { Rng } from '../util/rng.js';
 import type { ProduceResponse } from '../protocol/apis/produce.js';
 import { RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
-import { encodeRecordBatch } from '../record/record-batch.js';
 import { backoffMs, partitionError, type Client, type ClientLogger } from './client.js';
 import type { RecordAccumulator } from './producer-accumulator.js';
 import { outcomeOf, type Acks, type ProducerBatch, type ProducerIdentity } from './producer-batch.js';
@@ -214,6 +213,7 @@ export class Sender {
     return created;
   }
 
+  /** The batch's bytes in a request: as encoded once it was, else header plus the records' encoded (uncompressed) bytes. */
   private sizeOf(batch: ProducerBatch): number {
     return batch.encoded?.length ?? RECORD_BATCH_HEADER_BYTES + batch.recordBytes;
   }
@@ -244,16 +244,22 @@ export class Sender {
     this.wake();
   }
 
-  /** The request body's topics; batches sent for the first time (or re-encoded) are encoded here. */
+  /**
+   * The request body's topics. A batch sent for the first time (or
+   * re-encoded) gets its header here, over the record bodies encoded at
+   * append; a retry resends the bytes it was first sent as.
+   */
   private requestTopics(batches: readonly ProducerBatch[]): Array<{ name: string; partitions: Array<{ partition: number; records: Uint8Array }> }> {
     const byTopic = new Map<string, Array<{ partition: number; records: Uint8Array }>>();
     for (const b of batches) {
-      b.encoded ??= encodeRecordBatch({
-        records: b.records.map((r) => r.record),
-        compression: this.deps.opts.compression,
-        ...(b.identity ? { producerId: b.identity.producerId, producerEpoch: b.identity.producerEpoch, baseSequence: b.baseSequence } : {}),
-        ...(this.deps.txn ? { isTransactional: true } : {}),
-      });
+      if (b.encoded === null) {
+        assert(b.body.count === b.recordCount, 'every record of a batch is in its body');
+        b.encoded = b.body.build({
+          compression: this.deps.opts.compression,
+          ...(b.identity ? { producerId: b.identity.producerId, producerEpoch: b.identity.producerEpoch, baseSequence: b.baseSequence } : {}),
+          ...(this.deps.txn ? { isTransactional: true } : {}),
+        });
+      }
       const list = byTopic.get(b.topic) ?? [];
       list.push({ partition: b.partition, records: b.encoded });
       byTopic.set(b.topic, list);

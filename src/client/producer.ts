@@ -20,23 +20,24 @@
 // metadata holds later ones back), and with idempotence retries keep that
 // order too (producer-batch.ts).
 //
-// Binary keys, values and headers are held as views until their batch is
-// encoded: do not modify a buffer passed to send() before send() resolves.
+// Keys, values and headers are encoded into their partition's open batch
+// when send() appends them (producer-accumulator.ts), which may be after
+// send() returns (it waited for metadata, memory or an earlier send()): the
+// documented rule stays "do not modify a buffer before send() resolves".
 
 import { Errors, SluiceError, isSluiceError } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { Rng } from '../util/rng.js';
-import type { RecordInput } from '../record/record-batch.js';
 import { RECORD_BATCH_HEADER_BYTES } from '../record/batch-header.js';
 import type { Client, TopicInfo } from './client.js';
-import { toRecordInput, type Message } from './records.js';
+import type { Message, MessageBytes } from './records.js';
 import { DefaultPartitioner, type Partitioner, type PartitionerInput } from './partitioners.js';
 import { RecordAccumulator } from './producer-accumulator.js';
 import type { Acks, RecordMetadata } from './producer-batch.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { Sender } from './producer-sender.js';
 import { SendResults, SingleSend } from './producer-results.js';
-import { utf8Length } from '../util/bytes.js';
+import { utf8Encode, utf8Length } from '../util/bytes.js';
 import type { Transaction, TransactionStatus } from './transaction.js';
 import { TransactionManager } from './transaction-manager.js';
 
@@ -173,19 +174,22 @@ export class Producer {
 
   /** One record appended now, or null if its buffer memory is not free at once (nothing is reserved then). */
   private appendNow(topic: string, info: TopicInfo, m: ProducerMessage, acks: Acks): Promise<RecordMetadata[]> | null {
-    const record = this.toRecord(m, this.timestampNow());
-    const bytes = estimateRecordBytes(record);
+    checkMessage(m);
+    const key = keyBytes(m.key);
+    const bytes = estimateRecordBytes(key, m);
     this.checkRecordBytes(bytes, topic);
+    // The clock is read only for a record without a timestamp.
+    const timestampMs = m.timestamp ?? this.timestampNow();
     if (!this.acc.pool.tryReserve(bytes)) return null;
     let partition: number;
     try {
-      partition = this.partitionFor(m, record.key ?? null, this.keylessInput(topic, info), acks, bytes);
+      partition = this.partitionFor(m, key, this.keylessInput(topic, info), acks, timestampMs);
     } catch (err) {
       this.acc.pool.release(bytes);
       throw err;
     }
-    const pending = new SingleSend(record, bytes);
-    if (this.acc.append(topic, partition, acks, pending)) this.sender.wake();
+    const pending = new SingleSend();
+    if (this.acc.append(topic, partition, acks, pending, bytes, key, m.value ?? null, m.headers, timestampMs)) this.sender.wake();
     return pending.done;
   }
 
@@ -277,8 +281,9 @@ export class Producer {
     let nowMs = this.timestampNow();
     let wake = false;
     for (const m of messages) {
-      const record = this.toRecord(m, nowMs);
-      const bytes = estimateRecordBytes(record);
+      checkMessage(m);
+      const key = keyBytes(m.key);
+      const bytes = estimateRecordBytes(key, m);
       this.checkRecordBytes(bytes, topic);
       const wait = this.acc.pool.tryReserve(bytes) ? null : this.acc.pool.reserve(bytes, deadlineMs - this.clock.monotonicMs());
       if (wait) {
@@ -294,12 +299,12 @@ export class Producer {
           info = await this.client.topic(topic, { refresh: true });
           choice = this.keylessInput(topic, info);
         }
-        partition = this.partitionFor(m, record.key ?? null, choice, acks, bytes);
+        partition = this.partitionFor(m, key, choice, acks, m.timestamp ?? nowMs);
       } catch (err) {
         this.acc.pool.release(bytes);
         throw err;
       }
-      if (this.acc.append(topic, partition, acks, out.add(record, bytes))) wake = true;
+      if (this.acc.append(topic, partition, acks, out.add(), bytes, key, m.value ?? null, m.headers, m.timestamp ?? nowMs)) wake = true;
     }
     if (wake) this.sender.wake();
   }
@@ -317,24 +322,6 @@ export class Producer {
       this.keylessInputs.set(info, input);
     }
     return input;
-  }
-
-  private toRecord(m: ProducerMessage, nowMs: number): RecordInput {
-    if (m === null || typeof m !== 'object') throw new SluiceError(Errors.INVALID_REQUEST, 'a message must be an object');
-    checkBytes('key', m.key);
-    checkBytes('value', m.value);
-    if (m.headers !== undefined) {
-      if (Array.isArray(m.headers)) {
-        for (const h of m.headers as ReadonlyArray<{ key: unknown; value: unknown }>) {
-          if (typeof h?.key !== 'string') throw new SluiceError(Errors.INVALID_REQUEST, 'a header key must be a string');
-          checkBytes(`header ${h.key}`, h.value);
-        }
-      } else {
-        for (const [k, v] of Object.entries(m.headers)) checkBytes(`header ${k}`, v);
-      }
-    }
-    if (m.timestamp !== undefined && !Number.isSafeInteger(m.timestamp)) throw new SluiceError(Errors.INVALID_TIMESTAMP, `bad timestamp ${String(m.timestamp)}`);
-    return toRecordInput(m, nowMs);
   }
 
   /** A record timestamp: whole milliseconds, whatever the clock's resolution (a simulated or offset clock may read fractions). */
@@ -355,7 +342,7 @@ export class Producer {
     }
   }
 
-  private partitionFor(m: ProducerMessage, key: Uint8Array | null, choice: KeylessInput, acks: Acks, bytes: number): number {
+  private partitionFor(m: ProducerMessage, key: Uint8Array | null, choice: KeylessInput, acks: Acks, timestampMs: number): number {
     const { topic, partitionCount: count } = choice;
     if (m.partition !== undefined) {
       if (!Number.isSafeInteger(m.partition) || m.partition < 0) throw new SluiceError(Errors.INVALID_PARTITIONS, `bad partition ${m.partition}`, { topic });
@@ -364,7 +351,7 @@ export class Producer {
     }
     const input: PartitionerInput = key === null ? choice : { ...choice, key };
     let partition = this.partitioner.partition(input);
-    if (key === null && this.acc.openBatchRefuses(topic, partition, acks, bytes)) {
+    if (key === null && this.acc.openBatchRefuses(topic, partition, acks, null, m.value, m.headers, timestampMs)) {
       // KIP-480: the sticky batch is full — close it so the sticky partition moves on, and ask again.
       this.acc.sealOpen(topic, partition);
       partition = this.partitioner.partition(input);
@@ -390,9 +377,49 @@ function checkBytes(what: string, v: unknown): void {
   }
 }
 
-/** An upper bound of the record's encoded size (what batchBytes and the buffer memory count). */
-export function estimateRecordBytes(r: RecordInput): number {
-  let n = RECORD_FRAMING_BYTES + (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  if (r.headers) for (const h of r.headers) n += HEADER_FRAMING_BYTES + utf8Length(h.key) + (h.value?.length ?? 0);
+/** Timestamps within ±(2^52 - 1) ms: any two differ by a safe integer (a record's timestamp delta in its batch). */
+const TIMESTAMP_ABS_MAX = 2 ** 52 - 1;
+
+/** Throws INVALID_REQUEST / INVALID_TIMESTAMP for a message the batch encoder cannot take. */
+function checkMessage(m: ProducerMessage): void {
+  if (m === null || typeof m !== 'object') throw new SluiceError(Errors.INVALID_REQUEST, 'a message must be an object');
+  checkBytes('key', m.key);
+  checkBytes('value', m.value);
+  if (m.headers !== undefined) {
+    if (Array.isArray(m.headers)) {
+      for (const h of m.headers as ReadonlyArray<{ key: unknown; value: unknown }>) {
+        if (typeof h?.key !== 'string') throw new SluiceError(Errors.INVALID_REQUEST, 'a header key must be a string');
+        checkBytes(`header ${h.key}`, h.value);
+      }
+    } else {
+      for (const [k, v] of Object.entries(m.headers)) checkBytes(`header ${k}`, v);
+    }
+  }
+  if (m.timestamp !== undefined && !(Number.isSafeInteger(m.timestamp) && Math.abs(m.timestamp) <= TIMESTAMP_ABS_MAX)) {
+    throw new SluiceError(Errors.INVALID_TIMESTAMP, `bad timestamp ${String(m.timestamp)}`);
+  }
+}
+
+/** The key as bytes (what the partitioner hashes and the batch holds). */
+function keyBytes(key: MessageBytes | undefined): Uint8Array | null {
+  if (key === undefined || key === null) return null;
+  return typeof key === 'string' ? utf8Encode(key) : key;
+}
+
+function bytesLength(b: MessageBytes | undefined): number {
+  if (b === undefined || b === null) return 0;
+  return typeof b === 'string' ? utf8Length(b) : b.length;
+}
+
+/** An upper bound of the record's encoded size (what the buffer memory reserves and the batchBytes check adds). */
+export function estimateRecordBytes(key: Uint8Array | null, m: Message): number {
+  let n = RECORD_FRAMING_BYTES + (key?.length ?? 0) + bytesLength(m.value);
+  const headers = m.headers;
+  if (headers === undefined) return n;
+  if (Array.isArray(headers)) {
+    for (const h of headers as ReadonlyArray<{ key: string; value: MessageBytes }>) n += HEADER_FRAMING_BYTES + utf8Length(h.key) + bytesLength(h.value);
+  } else {
+    for (const [k, v] of Object.entries(headers as Readonly<Record<string, MessageBytes>>)) n += HEADER_FRAMING_BYTES + utf8Length(k) + bytesLength(v);
+  }
   return n;
 }

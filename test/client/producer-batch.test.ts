@@ -18,7 +18,9 @@ const ready = { ready: true, renewing: false };
 function batchOf(q: PartitionQueue, records: number): ProducerBatch {
   const b = q.newBatch(-1, 0, 1_000_000);
   for (let i = 0; i < records; i++) {
-    b.records.push({ record: { value: Buffer.from(`r${i}`) }, bytes: 10, resolve: () => undefined, reject: () => undefined });
+    b.body.append(null, Buffer.from(`r${i}`), undefined, 0);
+    b.records.push({ resolve: () => undefined, reject: () => undefined });
+    b.reservedBytes += 10;
   }
   b.sealed = true;
   return b;
@@ -167,7 +169,9 @@ describe('client: producer batch rules', () => {
     /** A batch with the given deadlines; sealed unless `open`. */
     const add = (q: PartitionQueue, deliveryDeadlineMs: number, opts: { open?: boolean; lingerDeadlineMs?: number } = {}): ProducerBatch => {
       const b = q.newBatch(-1, opts.lingerDeadlineMs ?? 0, deliveryDeadlineMs);
-      b.records.push({ record: { value: Buffer.from('r') }, bytes: 10, resolve: () => undefined, reject: () => undefined });
+      b.body.append(null, Buffer.from('r'), undefined, 0);
+      b.records.push({ resolve: () => undefined, reject: () => undefined });
+      b.reservedBytes += 10;
       b.sealed = !opts.open;
       return b;
     };

@@ -15,7 +15,8 @@ import { Client } from '../../src/client/client.js';
 import { nodeWebSocketFactory } from '../../src/client/node-websocket.js';
 import { murmur2Partition } from '../../src/client/murmur2.js';
 import { Producer, type ProducerOptions, type RecordMetadata } from '../../src/client/producer.js';
-import { COMPRESSION_CODEC_MASK, CompressionType, readBatchHeader } from '../../src/record/batch-header.js';
+import { COMPRESSION_CODEC_MASK, CompressionType, RECORD_BATCH_HEADER_BYTES, readBatchHeader } from '../../src/record/batch-header.js';
+import { encodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors, SluiceError, isSluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
 import { ManualScheduler } from '../../src/util/clock.js';
@@ -51,6 +52,13 @@ function expectCode(err: SluiceError, info: ErrorInfo): void {
 /** A 64-byte value: with no key and no headers a record counts as 100 bytes (36 framing + 64). */
 const pad = (s: string): string => s.padEnd(64, '.');
 const RECORD_BYTES = 100;
+/**
+ * What one pad()ded record without key or headers takes in a batch as the
+ * codec encodes it (batchBytes counts these bytes; the buffer memory counts
+ * RECORD_BYTES, the Producer's upper-bound estimate).
+ */
+const ENCODED_RECORD_BYTES = encodeRecordBatch({ records: [{ value: Buffer.from(pad('m0')) }] }).length - RECORD_BATCH_HEADER_BYTES;
+const LOG_OVERHEAD = 12;
 
 describe('client: Producer', function () {
   this.timeout(30_000);
@@ -119,11 +127,13 @@ describe('client: Producer', function () {
   });
 
   it('fills batches to batchBytes under a long linger; flush sends the rest; sequences advance by record count', async () => {
-    await setup({ lingerMs: 60_000, batchBytes: 4 * RECORD_BYTES });
+    await setup({ lingerMs: 60_000, batchBytes: 4 * ENCODED_RECORD_BYTES });
     const sends = Array.from({ length: 10 }, (_, i) => producer.send({ topic: 't', messages: [{ value: pad(`m${i}`) }] }));
     await waitFor('two full batches', () => cluster.events.length >= 2);
     await settle();
     expect(cluster.events.map((e) => e.header.recordCount), 'the open batch waits for linger').to.deep.equal([4, 4]);
+    // Full means the records' real encoded bytes reached batchBytes (not an estimate of them).
+    expect(cluster.events.map((e) => e.header.batchLength + LOG_OVERHEAD - RECORD_BATCH_HEADER_BYTES)).to.deep.equal([4 * ENCODED_RECORD_BYTES, 4 * ENCODED_RECORD_BYTES]);
     await producer.flush();
     const results = (await Promise.all(sends)).flat();
     expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([4, 4, 2]);
@@ -288,7 +298,7 @@ describe('client: Producer', function () {
   });
 
   it('sticks keyless records to one partition until its batch is full, then moves on', async () => {
-    await setup({ lingerMs: 60_000, batchBytes: 4 * RECORD_BYTES }, { t: 6 });
+    await setup({ lingerMs: 60_000, batchBytes: 4 * ENCODED_RECORD_BYTES }, { t: 6 });
     const sends = Array.from({ length: 12 }, (_, i) => producer.send({ topic: 't', messages: [{ value: pad(`k${i}`) }] }));
     const res = (await Promise.all(sends)).flat();
     expect(cluster.events.map((e) => e.header.recordCount)).to.deep.equal([4, 4, 4]);
