@@ -21,6 +21,7 @@ const SCENARIOS: Record<string, { file: string; what: string; args?: string[] }>
   tls: { file: 'tls.bench.js', what: 'plain vs TLS (wss://, node mTLS, client certificate) vs TLS + SCRAM-SHA-512 login: produce and consume throughput and broker CPU, acks=all, RF=3, as ratios' },
   txn: { file: 'txn.bench.js', what: 'transactions through the client: idempotent baseline vs transaction per K records (1/3 partitions), commit latency, exactly-once copy, read_committed vs read_uncommitted; RF=3 acks=all' },
   'send-loop': { file: 'send-loop.bench.js', what: 'the Producer: a loop of single-record send() calls (RF=3 acks=all, 100 B) against the raw pipelined figure on the same cluster' },
+  'broker-cpu': { file: 'broker-cpu.bench.js', what: 'the brokers\' CPU per record by role (leader, followers): raw 500-record batches vs the Producer\'s defaults, RF=3 acks=all, 100 B (--brokers DIR: another build\'s servers)' },
   produce: { file: 'produce.bench.js', what: '1 producer, 100-byte records, 3 combined nodes: RF=3 acks=all (with and without fsync), RF=1 acks=1' },
 };
 

@@ -200,39 +200,45 @@ export function checkMarker(entry: ProducerEntry | undefined, b: ProducerBatch):
   return APPEND;
 }
 
-/** `entry` after appending `b` (a new entry for an unknown producer or a new epoch). */
-export function entryAfter(entry: ProducerEntry | undefined, b: AppendedBatch): ProducerEntry {
-  const lastOffset = b.baseOffset + b.lastOffsetDelta;
+/**
+ * `entry` after appending `b` at `baseOffset` (a new entry for an unknown
+ * producer or a new epoch). Every batch the log takes comes through here
+ * (twice on a leader: checkAppend's overlay, then apply), so it builds the
+ * entry as one object literal with every field: an object spread followed by
+ * more fields (`{ ...base, batches }`) took V8's slow clone path, 6 µs a call
+ * against 0.16 µs, 3-7 % of a broker's busy time per batch (issue 19).
+ */
+export function entryAfter(entry: ProducerEntry | undefined, b: ProducerBatch, baseOffset: number): ProducerEntry {
+  const lastOffset = baseOffset + b.lastOffsetDelta;
   const newer = entry === undefined || b.producerEpoch > entry.epoch;
   const epoch = newer ? b.producerEpoch : entry.epoch;
   const kept = newer ? [] : entry.batches;
-  const base = {
-    producerId: b.producerId,
-    epoch,
-    lastTimestampMs: Math.max(entry?.lastTimestampMs ?? b.maxTimestamp, b.maxTimestamp),
-    firstOffset: entry?.firstOffset ?? b.baseOffset,
-  };
+  const lastTimestampMs = Math.max(entry?.lastTimestampMs ?? b.maxTimestamp, b.maxTimestamp);
+  const firstOffset = entry?.firstOffset ?? baseOffset;
+  const coordinatorEpoch = entry?.coordinatorEpoch ?? -1;
+  const lastMarkerOffset = entry?.lastMarkerOffset ?? -1;
+  const open = entry?.currentTxnFirstOffset ?? -1;
   if (b.control !== undefined) {
     if (b.control.kind !== 'marker') {
-      return { ...base, batches: kept, currentTxnFirstOffset: entry?.currentTxnFirstOffset ?? -1, coordinatorEpoch: entry?.coordinatorEpoch ?? -1, lastMarkerOffset: entry?.lastMarkerOffset ?? -1 };
+      return { producerId: b.producerId, epoch, lastTimestampMs, firstOffset, batches: kept, currentTxnFirstOffset: open, coordinatorEpoch, lastMarkerOffset };
     }
     // A marker ends the open transaction (if any) and, at a newer epoch, starts the producer over at sequence 0.
-    return { ...base, batches: kept, currentTxnFirstOffset: -1, coordinatorEpoch: b.control.coordinatorEpoch, lastMarkerOffset: lastOffset };
+    return {
+      producerId: b.producerId, epoch, lastTimestampMs, firstOffset, batches: kept,
+      currentTxnFirstOffset: -1, coordinatorEpoch: b.control.coordinatorEpoch, lastMarkerOffset: lastOffset,
+    };
   }
   const batches = b.baseSequence < 0 ? kept : [...kept, {
     firstSeq: b.baseSequence,
     lastSeq: lastSequenceOf(b.baseSequence, b.lastOffsetDelta),
-    firstOffset: b.baseOffset,
+    firstOffset: baseOffset,
     lastOffset,
   }].slice(-BATCHES_KEPT_PER_PRODUCER);
   // An open transaction stays open across a new epoch: its records stay undecided until a marker.
-  const open = entry?.currentTxnFirstOffset ?? -1;
   return {
-    ...base,
-    batches,
-    currentTxnFirstOffset: b.isTransactional === true && open < 0 ? b.baseOffset : open,
-    coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
-    lastMarkerOffset: entry?.lastMarkerOffset ?? -1,
+    producerId: b.producerId, epoch, lastTimestampMs, firstOffset, batches,
+    currentTxnFirstOffset: b.isTransactional === true && open < 0 ? baseOffset : open,
+    coordinatorEpoch, lastMarkerOffset,
   };
 }
 
@@ -315,7 +321,7 @@ export class ProducerStateTable {
       }
       fresh++;
       // Offsets are not known before the append; only sequences matter to the checks that follow.
-      overlay.set(b.producerId, entryAfter(current, { ...b, baseOffset: this._endOffset }));
+      overlay.set(b.producerId, entryAfter(current, b, this._endOffset));
     }
     if (dupFirst < 0) return APPEND;
     if (fresh > 0) {
@@ -338,7 +344,7 @@ export class ProducerStateTable {
     // An idempotent batch needs a sequence; transactional ones of a coordinator and markers have none.
     if (b.baseSequence < 0 && b.isTransactional !== true && b.control === undefined) return null;
     const before = this.entries.get(b.producerId);
-    this.setEntry(entryAfter(before, b));
+    this.setEntry(entryAfter(before, b, b.baseOffset));
     if (b.control?.kind !== 'marker' || before === undefined || before.currentTxnFirstOffset < 0) return null;
     const lastOffset = b.baseOffset + b.lastOffsetDelta;
     const next = this.firstUnstableOffset;
