@@ -93,7 +93,7 @@ export class ProducerBatch {
   readonly records: PendingRecord[] = [];
   /** The records' bodies, encoded at append; the header is written when the batch is sent (encoded). */
   readonly body: RecordBatchBuilder;
-  /** Buffer memory the records reserved (their size estimates): given back once when the batch is done. */
+  /** The producer memory the records reserved (their size estimates): given back once when the batch is done. */
   reservedBytes = 0;
   /** No more appends: the batch is full or sent, or a flush asked for it. */
   sealed = false;
