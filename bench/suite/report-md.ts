@@ -51,7 +51,8 @@ export const PAIRINGS: readonly Pairing[] = [
   { title: 'Sluice RF=3 acks=all through its Producer and Consumer.run() vs Kafka R3, producer defaults', sluice: 'sluice-rf3-client', peers: ['kafka-r3'] },
   { title: 'Sluice RF=3 acks=all through its Producer, tuned, vs Kafka R3, tuned (linger 10 ms, batch 256 KiB)', sluice: 'sluice-rf3-client-tuned', peers: ['kafka-r3-tuned'] },
   { title: 'Kafka\'s Java client on Sluice\'s Kafka listener vs on Kafka R3 (same client, same settings)', sluice: 'sluice-rf3-kafka-client', peers: ['kafka-r3'] },
-  { title: 'Sluice RF=1 acks=1 vs Kafka R1 acks=1', sluice: 'sluice-rf1', peers: ['kafka-r1', 'sluice-rf1-client'] },
+  { title: 'Sluice RF=1 acks=1 vs Kafka R1 acks=1', sluice: 'sluice-rf1', peers: ['kafka-r1'] },
+  { title: 'Sluice RF=1 acks=1 through its Producer and Consumer.run() vs Kafka R1, producer defaults', sluice: 'sluice-rf1-client', peers: ['kafka-r1'] },
   { title: 'Sluice RF=3 through its real clients, as a share of the raw connection', sluice: 'sluice-rf3', peers: ['sluice-rf3-client', 'sluice-rf3-client-tuned', 'sluice-rf3-kafka-client'], ratio: 'share' },
 ];
 

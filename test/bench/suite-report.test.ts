@@ -174,6 +174,20 @@ describe('bench suite: report of the Kafka comparison (issue 19)', () => {
     expect(row(t, 'produce 100 B').slice(2)).to.deep.equal(['300,000 rec/s (30 MB/s)', '60%', '450,000 rec/s (45 MB/s)', '90%', '350,000 rec/s (35 MB/s)', '70%']);
   });
 
+  it('pairs RF=1 raw and the RF=1 Producer each with Kafka R1, never the Producer against the raw connection', () => {
+    const ts = pairingTables(results([
+      ranDeployment('sluice-rf1', 'Sluice RF=1 acks=1', 'sluice', 1_200_000, 1),
+      ranDeployment('sluice-rf1-client', 'Sluice RF=1 acks=1, Producer', 'sluice', 480_000, 2),
+      ranDeployment('kafka-r1', 'Kafka R1 acks=1', 'apache-kafka', 240_000, 4, 700),
+    ]));
+    const raw = table(ts, 'Sluice RF=1 acks=1 vs Kafka R1');
+    expect(raw.header).to.deep.equal(['workload', 'Sluice RF=1 acks=1', 'Kafka R1 acks=1', 'Sluice ×']);
+    expect(row(raw, 'produce 100 B').slice(3)).to.deep.equal(['5.00×']);
+    const client = table(ts, 'Sluice RF=1 acks=1 through its Producer');
+    expect(client.header).to.deep.equal(['workload', 'Sluice RF=1 acks=1, Producer', 'Kafka R1 acks=1', 'Sluice ×']);
+    expect(row(client, 'produce 100 B').slice(3)).to.deep.equal(['2.00×']);
+  });
+
   it('leaves out a pairing none of whose peers was run', () => {
     const titles = pairingTables(kafkaSample()).map((t) => t.title);
     expect(titles.some((t) => t.includes('Kafka R1'))).to.equal(false); // no RF=1 deployment in the sample
