@@ -22,8 +22,15 @@
 // reserved before the partition, and so the record's exact timestamp and
 // offset deltas, is known.)
 //
+// A topic that refused a batch as too large (MESSAGE_TOO_LARGE: its
+// max.message.bytes is below the batch) gets a smaller batch size from then
+// on in this producer (learnBatchLimit), so only the first batch pays for the
+// split; the size never grows back (a producer does not learn that the
+// topic's limit was raised).
+//
 // Invariant: a record's reserved bytes go back to the pool exactly once, when
-// its batch is done (acknowledged or failed).
+// its batch is done (acknowledged or failed); a split batch hands its
+// reservation to its pieces.
 
 import { assert } from '../util/assert.js';
 import type { Clock, Scheduler } from '../util/clock.js';
@@ -40,6 +47,8 @@ export class RecordAccumulator {
   readonly pool: BufferPool;
   private flushesInProgress = 0;
   private readonly doneListeners = new Map<ProducerBatch, Array<() => void>>();
+  /** Batch sizes learned from MESSAGE_TOO_LARGE, by topic (below batchBytes). */
+  private readonly learnedBatchBytes = new Map<string, number>();
 
   constructor(
     private readonly opts: ResolvedProducerOptions,
@@ -55,7 +64,7 @@ export class RecordAccumulator {
     if (!queues) this.byTopic.set(topic, (queues = []));
     let q = queues[partition];
     if (!q) {
-      q = new PartitionQueue(topic, partition, this.opts.idempotent, this.opts.batchBytes);
+      q = new PartitionQueue(topic, partition, this.opts.idempotent, this.learnedBatchBytes.get(topic) ?? this.opts.batchBytes);
       queues[partition] = q;
       this.partitions.set(`${topic}\u0000${partition}`, q);
     }
@@ -68,9 +77,10 @@ export class RecordAccumulator {
 
   /** Whether the record would open a new batch because the partition's open batch cannot take it. */
   openBatchRefuses(topic: string, partition: number, acks: Acks, key: BodyBytes, value: BodyBytes, headers: BodyHeaders | undefined, timestampMs: number): boolean {
-    const open = this.existingQueue(topic, partition)?.openBatch();
-    if (open === undefined || open.recordCount === 0) return false;
-    return open.acks !== acks || open.recordBytes + open.body.measure(key, value, headers, timestampMs) > this.opts.batchBytes;
+    const q = this.existingQueue(topic, partition);
+    const open = q?.openBatch();
+    if (q === undefined || open === undefined || open.recordCount === 0) return false;
+    return open.acks !== acks || open.recordBytes + open.body.measure(key, value, headers, timestampMs) > q.batchBytes;
   }
 
   /** Seals the partition's open batch, if any. */
@@ -96,7 +106,7 @@ export class RecordAccumulator {
     const q = this.queueFor(topic, partition);
     let batch = q.openBatch();
     let changed = false;
-    if (batch && (batch.acks !== acks || batch.body.tryAppend(key, value, headers, timestampMs, this.opts.batchBytes) < 0)) {
+    if (batch && (batch.acks !== acks || batch.body.tryAppend(key, value, headers, timestampMs, q.batchBytes) < 0)) {
       this.seal(batch);
       batch = undefined;
     }
@@ -108,7 +118,7 @@ export class RecordAccumulator {
     }
     batch.records.push(pending);
     batch.reservedBytes += reservedBytes;
-    if (batch.recordBytes >= this.opts.batchBytes) {
+    if (batch.recordBytes >= q.batchBytes) {
       this.seal(batch);
       changed = true;
     }
@@ -145,6 +155,36 @@ export class RecordAccumulator {
     const listeners = this.doneListeners.get(batch);
     this.doneListeners.delete(batch);
     for (const l of listeners ?? []) l();
+  }
+
+  /**
+   * Splits a batch the leader refused as too large (PartitionQueue.splitBatch,
+   * pieces of at most half its records' bytes) and makes that the topic's
+   * batch size from now on. The batch hands its memory and any flush()
+   * waiting for it to its pieces: it is done once they all are.
+   */
+  splitRefused(q: PartitionQueue, batch: ProducerBatch): ProducerBatch[] {
+    const limit = Math.max(1, Math.floor(batch.recordBytes / 2));
+    if (limit < (this.learnedBatchBytes.get(q.topic) ?? this.opts.batchBytes)) {
+      this.learnedBatchBytes.set(q.topic, limit);
+      for (const other of this.byTopic.get(q.topic) ?? []) if (other !== undefined) other.batchBytes = Math.min(other.batchBytes, limit);
+    }
+    const pieces = q.splitBatch(batch, limit);
+    batch.done = true;
+    const listeners = this.doneListeners.get(batch);
+    this.doneListeners.delete(batch);
+    if (listeners !== undefined) {
+      let left = pieces.length;
+      const oneDone = (): void => {
+        if (--left === 0) for (const l of listeners) l();
+      };
+      for (const piece of pieces) {
+        const list = this.doneListeners.get(piece) ?? [];
+        list.push(oneDone);
+        this.doneListeners.set(piece, list);
+      }
+    }
+    return pieces;
   }
 
   /**

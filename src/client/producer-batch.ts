@@ -46,6 +46,12 @@
 //      a new identity, but only once no batch of the old identity is in flight
 //      or waiting to be resent (those are resolved under the old identity
 //      first, since they may be in the log). Until then no new batch is sent.
+//   5. A batch of several records refused MESSAGE_TOO_LARGE on its first send
+//      (the topic's max.message.bytes is below it) is known not appended: it
+//      is split into pieces of at most half its bytes that carry its sequences
+//      in order under its identity, so nothing after it changes sequence, and
+//      the pieces are resent as retries (splitBatch). Kafka's producer splits
+//      such a batch too. Their ordinals share the batch's whole one.
 //
 // Invariants: in the queue, batches with a sequence come before batches
 // without one; every batch holding a sequence carries the producer's current
@@ -56,6 +62,7 @@
 import { Errors, type SluiceError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
 import { RecordBatchBuilder } from '../record/batch-builder.js';
+import { decodeRecordBatch } from '../record/record-batch.js';
 
 /** Sequences are int32 and wrap from 2^31 - 1 to 0. */
 export const SEQUENCE_MAX = 0x7fffffff;
@@ -111,6 +118,10 @@ export class ProducerBatch {
   reencode = false;
   lastError: SluiceError | null = null;
   done = false;
+  /** The ordinals [ordinal, ordinal + ordinalSpan) are this batch's: 1, or a share of it for a piece of a split batch. */
+  ordinalSpan = 1;
+  /** An answered send's error (or none at all) left open whether the leader appended it (settle). */
+  mayBeInLog = false;
 
   constructor(
     readonly topic: string,
@@ -123,8 +134,10 @@ export class ProducerBatch {
     readonly deliveryDeadlineMs: number,
     /** What the bodies are expected to reach (batchBytes): sizes the body buffer. */
     bodyBytesHint = 16384,
+    /** Bodies already encoded (a piece of a split batch); default a new, empty builder. */
+    body?: RecordBatchBuilder,
   ) {
-    this.body = new RecordBatchBuilder(bodyBytesHint);
+    this.body = body ?? new RecordBatchBuilder(bodyBytesHint);
   }
 
   /** The records' encoded bytes (uncompressed), what batchBytes is compared with. */
@@ -160,6 +173,7 @@ export type Outcome =
   | { readonly kind: 'done'; readonly baseOffset: number }
   | { readonly kind: 'retry'; readonly error: SluiceError }
   | { readonly kind: 'reencode'; readonly error: SluiceError }
+  | { readonly kind: 'split'; readonly error: SluiceError }
   | { readonly kind: 'fail'; readonly error: SluiceError; readonly hole: boolean };
 
 export interface OutcomeContext {
@@ -178,6 +192,10 @@ export interface OutcomeContext {
 export function outcomeOf(batch: ProducerBatch, error: SluiceError | null, baseOffset: number, ctx: OutcomeContext): Outcome {
   if (error === null) return { kind: 'done', baseOffset };
   if (error.is(Errors.DUPLICATE_SEQUENCE_NUMBER)) return { kind: 'done', baseOffset: -1 };
+  // Refused for its size (the topic's max.message.bytes is below the batch): smaller batches may pass, as in
+  // Kafka's producer. Not when an earlier send may be in the log (its answer lost, the limit lowered since):
+  // pieces with other sequence ranges would not be recognised as its duplicate.
+  if (error.is(Errors.MESSAGE_TOO_LARGE) && batch.recordCount > 1 && !batch.mayBeInLog && !ctx.expired) return { kind: 'split', error };
   const sequenced = ctx.idempotent && batch.hasSequence;
   // Both mean "not appended, the leader cannot continue from here" (UNKNOWN_PRODUCER_ID: it has no
   // state for us yet, as when our first batch has not reached it). Waiting for an earlier batch cures that.
@@ -191,6 +209,17 @@ export function outcomeOf(batch: ProducerBatch, error: SluiceError | null, baseO
   if (error.retriable && !ctx.expired) return { kind: 'retry', error };
   return { kind: 'fail', error, hole: sequenced };
 }
+
+/**
+ * Answers a leader gives a batch only without appending it (checks that come
+ * before the append). Any other error — a timeout, a lost connection,
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND — may follow an append.
+ */
+const REFUSED_BEFORE_APPEND = [
+  Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.LEADER_NOT_AVAILABLE, Errors.NOT_ENOUGH_REPLICAS,
+  Errors.FENCED_LEADER_EPOCH, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_EPOCH,
+  Errors.CORRUPT_MESSAGE, Errors.MESSAGE_TOO_LARGE,
+];
 
 /** One partition's batches. */
 export class PartitionQueue {
@@ -208,8 +237,11 @@ export class PartitionQueue {
     readonly topic: string,
     readonly partition: number,
     readonly idempotent: boolean,
-    /** The producer's batchBytes: sizes each new batch's body buffer. */
-    private readonly batchBytes = 16384,
+    /**
+     * Records' bytes at which a batch is full: the producer's batchBytes, or
+     * less once the topic refused a batch as too large (splitBatch).
+     */
+    public batchBytes = 16384,
   ) {}
 
   /** The batch still taking appends, if any. */
@@ -275,10 +307,16 @@ export class PartitionQueue {
     return head.ordinal - this.oldestUnresolvedOrdinal() < IDEMPOTENT_IN_FLIGHT_MAX ? head : null;
   }
 
-  /** Ordinal of the earliest batch sent but not yet acknowledged or failed (Infinity if none). */
+  /**
+   * Ordinal of the earliest batch sent but not yet acknowledged or failed
+   * (Infinity if none), rounded down: the pieces of a split batch share its
+   * whole ordinal, so the window counts them as the one batch they were.
+   * (They are resent one at a time before any later batch, so at most one of
+   * them is unresolved when a new batch may go.)
+   */
   private oldestUnresolvedOrdinal(): number {
     const queued = this.queue[0]?.hasSequence ? this.queue[0].ordinal : Infinity;
-    return Math.min(this.inFlight[0]?.ordinal ?? Infinity, queued);
+    return Math.floor(Math.min(this.inFlight[0]?.ordinal ?? Infinity, queued));
   }
 
   /** Moves the head batch (sealed for the send by the caller) in flight; a new batch of an idempotent producer takes the next sequence. */
@@ -299,11 +337,16 @@ export class PartitionQueue {
     this.inFlight.push(batch);
   }
 
-  /** Takes an answered batch out of flight. */
-  settle(batch: ProducerBatch): void {
+  /**
+   * Takes an answered batch out of flight. `error` is the answer's (null:
+   * appended); unless it is one the leader gives only before appending, the
+   * batch may be in the log from now on.
+   */
+  settle(batch: ProducerBatch, error: SluiceError | null = null): void {
     const i = this.inFlight.indexOf(batch);
     assert(i >= 0, 'settled batch was in flight');
     this.inFlight.splice(i, 1);
+    if (error !== null && !REFUSED_BEFORE_APPEND.some((e) => error.is(e))) batch.mayBeInLog = true;
   }
 
   /** Whether a batch earlier than `batch` is in flight or waiting to be resent. */
@@ -322,6 +365,59 @@ export class PartitionQueue {
     const at = this.queue.findIndex((b) => b.ordinal > batch.ordinal);
     this.queue.splice(at < 0 ? this.queue.length : at, 0, batch);
     if (batch.hasSequence && this.queue.some((b) => b.ordinal < batch.ordinal && b.reencode)) batch.reencode = true;
+  }
+
+  /**
+   * Splits a settled batch the leader refused as MESSAGE_TOO_LARGE into
+   * pieces whose records' bytes stay within `recordsBytesMax` (at least one
+   * record each), in the batch's place in the queue, and returns them. The
+   * pieces are sealed, ready at once and keep the batch's delivery deadline.
+   * A sequenced batch's pieces keep its identity and carry its sequences in
+   * order (piece i starts where piece i - 1 ended), so every later batch of
+   * the partition keeps its sequence: the leader refused the batch, so it
+   * expects exactly the batch's first sequence next, and the pieces are
+   * resent as retries (one at a time, in order). Their ordinals lie between
+   * the batch's and the next one's. The caller makes sure no earlier attempt
+   * of the batch can be in the log (outcomeOf: !mayBeInLog).
+   */
+  splitBatch(batch: ProducerBatch, recordsBytesMax: number): ProducerBatch[] {
+    assert(!this.inFlight.includes(batch) && !this.queue.includes(batch), 'a split batch is settled');
+    assert(batch.recordCount > 1, 'a batch of one record cannot be split');
+    const records = decodeRecordBatch(batch.body.build()).records;
+    assert(records.length === batch.recordCount, 'every record of a batch is in its body');
+    const groups: Array<{ body: RecordBatchBuilder; from: number; to: number }> = [];
+    let current: { body: RecordBatchBuilder; from: number; to: number } | null = null;
+    records.forEach((r, i) => {
+      const headers = r.headers.length === 0 ? undefined : r.headers;
+      if (current === null || current.body.tryAppend(r.key, r.value, headers, r.timestamp, recordsBytesMax) < 0) {
+        current = { body: new RecordBatchBuilder(recordsBytesMax), from: i, to: i };
+        current.body.append(r.key, r.value, headers, r.timestamp);
+        groups.push(current);
+      }
+      current.to = i + 1;
+    });
+    let reservedLeft = batch.reservedBytes;
+    let sequence = batch.baseSequence;
+    const pieces = groups.map((g, i) => {
+      const span = batch.ordinalSpan / groups.length;
+      const piece = new ProducerBatch(this.topic, this.partition, batch.acks, batch.ordinal + i * span,
+        0, batch.deliveryDeadlineMs, recordsBytesMax, g.body);
+      piece.ordinalSpan = span;
+      piece.records.push(...batch.records.slice(g.from, g.to));
+      const reserved = i === groups.length - 1 ? reservedLeft : Math.floor(batch.reservedBytes * (g.to - g.from) / batch.recordCount);
+      piece.reservedBytes = reserved;
+      reservedLeft -= reserved;
+      piece.sealed = true;
+      piece.lastError = batch.lastError;
+      if (batch.hasSequence) {
+        piece.identity = batch.identity;
+        piece.baseSequence = sequence;
+        sequence = incrementSequence(sequence, g.to - g.from);
+      }
+      return piece;
+    });
+    for (const piece of pieces) this.requeue(piece);
+    return pieces;
   }
 
   /** Requeues a batch known unappendable under its identity, and with it every later batch of that identity. */

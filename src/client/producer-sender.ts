@@ -280,7 +280,7 @@ export class Sender {
 
   private settle(batch: ProducerBatch, error: SluiceError | null, baseOffset: number): void {
     const q = this.deps.acc.queueFor(batch.topic, batch.partition);
-    q.settle(batch);
+    q.settle(batch, error);
     const now = this.deps.clock.monotonicMs();
     const outcome = outcomeOf(batch, error, baseOffset, {
       idempotent: this.deps.opts.idempotent, earlierUnresolved: q.hasEarlierUnresolved(batch), expired: now >= batch.deliveryDeadlineMs,
@@ -296,6 +296,12 @@ export class Sender {
         this.refreshMetadata(now);
         this.deps.logger.debug({ topic: batch.topic, partition: batch.partition, sequence: batch.baseSequence, attempt: batch.attempts, err: outcome.error.message }, 'produce retry');
         return q.requeue(batch);
+      }
+      case 'split': {
+        const pieces = this.deps.acc.splitRefused(q, batch);
+        this.deps.logger.info({ topic: batch.topic, partition: batch.partition, records: batch.recordCount, bytes: batch.recordBytes, pieces: pieces.length, err: outcome.error.message },
+          'batch refused as too large: split, and batches to this topic made smaller');
+        return;
       }
       case 'reencode':
         // In a transaction a refused sequence or epoch cannot be cured by a new epoch of our own:

@@ -9,6 +9,7 @@ import {
   type Outcome, type ProducerBatch, type ProducerIdentity,
 } from '../../src/client/producer-batch.js';
 import { ProducerStateTable } from '../../src/replication/rules/producer-state.js';
+import { decodeRecordBatch } from '../../src/record/record-batch.js';
 import { Errors, SluiceError, type ErrorInfo } from '../../src/util/errors.js';
 import { SeededRng } from '../../src/util/rng.js';
 
@@ -137,10 +138,82 @@ describe('client: producer batch rules', () => {
     expect(kind(outcomeOf(b, err(Errors.UNKNOWN_PRODUCER_ID), -1, ctx()))).to.equal('reencode');
     expect(kind(outcomeOf(b, err(Errors.UNKNOWN_PRODUCER_ID), -1, ctx({ earlierUnresolved: true }))), 'our first batch has not reached the leader yet').to.equal('retry');
     expect(kind(outcomeOf(b, err(Errors.INVALID_PRODUCER_EPOCH), -1, ctx()))).to.equal('reencode');
+    // Too large on its first send, with several records: split. Not on a later send (an earlier one may be in the
+    // log), not a batch of one record, not past its deadline.
+    expect(kind(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx()))).to.equal('split');
+    expect(kind(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx({ idempotent: false })))).to.equal('split');
+    expect(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx({ expired: true }))).to.include({ kind: 'fail', hole: true });
+    const one = batchOf(q, 1);
+    q.markSent(one, ID);
+    expect(outcomeOf(one, err(Errors.MESSAGE_TOO_LARGE), -1, ctx())).to.include({ kind: 'fail', hole: true });
+    // An answer that leaves open whether the leader appended the batch rules a split out from then on.
+    const c = batchOf(q, 3);
+    q.markSent(c, ID);
+    q.settle(c, err(Errors.NOT_LEADER_OR_FOLLOWER));
+    expect(kind(outcomeOf(c, err(Errors.MESSAGE_TOO_LARGE), -1, ctx())), 'refused before the append: still splittable').to.equal('split');
+    q.requeue(c);
+    q.markSent(c, ID);
+    q.settle(c, err(Errors.REQUEST_TIMED_OUT));
+    expect(c.mayBeInLog).to.equal(true);
+    expect(outcomeOf(c, err(Errors.MESSAGE_TOO_LARGE), -1, ctx())).to.include({ kind: 'fail', hole: true });
+    b.mayBeInLog = true;
     // Failing for good leaves a hole in an idempotent partition's sequence.
     expect(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx())).to.include({ kind: 'fail', hole: true });
     expect(outcomeOf(b, err(Errors.NOT_LEADER_OR_FOLLOWER), -1, ctx({ expired: true }))).to.include({ kind: 'fail', hole: true });
     expect(outcomeOf(b, err(Errors.MESSAGE_TOO_LARGE), -1, ctx({ idempotent: false }))).to.include({ kind: 'fail', hole: false });
+  });
+
+  it('splits a refused batch into pieces in its place, with its sequences in order, its records and its memory', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const [a, b, c] = [batchOf(q, 6), batchOf(q, 2), batchOf(q, 1)];
+    for (const x of [a, b, c]) q.markSent(x, ID);
+    const handlers = a.records.slice();
+    q.settle(a);
+    const pieces = q.splitBatch(a, Math.floor(a.recordBytes / 2));
+    expect(pieces.length).to.be.within(2, 3);
+    expect(pieces.every((p) => p.recordBytes <= Math.floor(a.recordBytes / 2) && p.sealed && p.isReady(0))).to.equal(true);
+    expect(pieces.flatMap((p) => p.records)).to.deep.equal(handlers);
+    expect(pieces.reduce((n, p) => n + p.reservedBytes, 0)).to.equal(a.reservedBytes);
+    expect(pieces.map((p) => p.baseSequence)).to.deep.equal(pieces.map((_, i) => pieces.slice(0, i).reduce((n, p) => n + p.recordCount, 0)));
+    expect(pieces.every((p) => p.identity === ID)).to.equal(true);
+    // The bodies are the records, in order, as the pieces' own batches (offset deltas from 0 again).
+    const values = pieces.flatMap((p) => decodeRecordBatch(p.body.build()).records.map((r) => Buffer.from(r.value!).toString()));
+    expect(values).to.deep.equal(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+    // In the queue in a's place, ordinals between a's and b's; b and c keep their sequences.
+    expect(q.queue).to.deep.equal(pieces);
+    expect(pieces.every((p) => p.ordinal >= a.ordinal && p.ordinal < b.ordinal)).to.equal(true);
+    expect([b.baseSequence, c.baseSequence]).to.deep.equal([6, 8]);
+    // A piece is a retry: it waits for b and c to be answered, and goes alone.
+    expect(q.sendable(0, ready)).to.equal(null);
+    q.settle(b);
+    q.requeue(b);
+    q.settle(c);
+    q.requeue(c);
+    expect(q.sendable(0, ready)).to.equal(pieces[0]);
+    q.markSent(pieces[0]!, ID);
+    expect(q.sendable(0, ready)).to.equal(null);
+    // A piece splits again within its own ordinals.
+    q.settle(pieces[0]!);
+    const again = q.splitBatch(pieces[0]!, 1);
+    expect(again.length).to.equal(pieces[0]!.recordCount);
+    expect(again.every((p) => p.ordinal >= pieces[0]!.ordinal && p.ordinal < pieces[1]!.ordinal)).to.equal(true);
+    expect(q.queue.map((p) => p.ordinal)).to.deep.equal([...q.queue.map((p) => p.ordinal)].sort((x, y) => x - y));
+  });
+
+  it('counts the pieces of a split batch as that one batch in the window of 5', () => {
+    const q = new PartitionQueue('t', 0, true);
+    const batches = Array.from({ length: 7 }, () => batchOf(q, 2));
+    q.markSent(batches[0]!, ID);
+    q.settle(batches[0]!);
+    const [p0, p1] = q.splitBatch(batches[0]!, 1);
+    q.markSent(p0!, ID);
+    q.settle(p0!);
+    q.markSent(p1!, ID); // p1 unresolved: batches 1-4 may join it, batch 5 may not
+    for (const b of batches.slice(1, 5)) {
+      expect(q.sendable(0, ready)).to.equal(b);
+      q.markSent(b, ID);
+    }
+    expect(q.sendable(0, ready)).to.equal(null);
   });
 
   it('renews sequences only once nothing of the old identity is unresolved', () => {
@@ -235,7 +308,7 @@ describe('client: producer batch rules', () => {
      * some fail after it (the answer is lost, as in a timeout). The driver
      * follows the Sender's use of PartitionQueue and outcomeOf.
      */
-    function run(seed: number): { log: number[]; acked: number[]; failed: number[]; renewals: number } {
+    function run(seed: number): { log: number[]; acked: number[]; failed: number[]; renewals: number; splits: number } {
       const rng = new SeededRng(seed);
       const q = new PartitionQueue('t', 0, true);
       const state = new ProducerStateTable(0);
@@ -246,11 +319,13 @@ describe('client: producer batch rules', () => {
       let identity: ProducerIdentity = ID;
       let renewing = false;
       let renewals = 0;
+      let splits = 0;
       let nextRecord = 0;
       const values = new Map<ProducerBatch, number[]>();
+      const inLog = new Set<ProducerBatch>();
       for (let step = 0; step < 20_000 && (nextRecord < RECORDS || !q.isIdle); step++) {
         if (nextRecord < RECORDS && rng.chance(0.3)) {
-          const n = Math.min(rng.range(1, 3), RECORDS - nextRecord);
+          const n = Math.min(rng.range(1, 6), RECORDS - nextRecord);
           const b = batchOf(q, n);
           values.set(b, Array.from({ length: n }, () => nextRecord++));
         }
@@ -267,12 +342,15 @@ describe('client: producer batch rules', () => {
           renewals++;
         }
       }
-      return { log, acked, failed, renewals };
+      return { log, acked, failed, renewals, splits };
 
       /** What the leader answers: refused before the append, appended (answer maybe lost), or a duplicate. */
       function leaderAnswer(b: ProducerBatch): { error: SluiceError | null; baseOffset: number } {
         if (rng.chance(0.08)) return { error: err(Errors.NOT_ENOUGH_REPLICAS), baseOffset: -1 };
-        if (b.attempts === 1 && rng.chance(0.03)) return { error: err(Errors.MESSAGE_TOO_LARGE), baseOffset: -1 }; // refused for good (on its first try, as a real size check would)
+        // Refused for its size, as a real size check would (before the duplicate check, so never a batch already
+        // appended): a batch of several records is split unless an earlier answer was lost (it may be in the
+        // log, so the client cannot know), a batch of one fails for good.
+        if (!inLog.has(b) && rng.chance(0.05)) return { error: err(Errors.MESSAGE_TOO_LARGE), baseOffset: -1 };
         const facts = { producerId: Number(b.identity!.producerId), producerEpoch: b.identity!.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.recordCount - 1, maxTimestamp: 0 };
         const v = state.checkAppend([facts]);
         let answer: { error: SluiceError | null; baseOffset: number };
@@ -281,6 +359,7 @@ describe('client: producer batch rules', () => {
         else {
           const baseOffset = log.length;
           log.push(...values.get(b)!);
+          inLog.add(b);
           state.apply({ ...facts, baseOffset });
           answer = { error: null, baseOffset };
         }
@@ -288,7 +367,7 @@ describe('client: producer batch rules', () => {
       }
 
       function handle(a: { batch: ProducerBatch; error: SluiceError | null; baseOffset: number }): void {
-        q.settle(a.batch);
+        q.settle(a.batch, a.error);
         const o = outcomeOf(a.batch, a.error, a.baseOffset, { idempotent: true, earlierUnresolved: q.hasEarlierUnresolved(a.batch), expired: false });
         if (o.kind === 'done') {
           expect(log.slice(o.baseOffset, o.baseOffset + a.batch.recordCount), `seed ${seed}: acknowledged offsets hold the batch`).to.deep.equal(values.get(a.batch));
@@ -298,6 +377,16 @@ describe('client: producer batch rules', () => {
         } else if (o.kind === 'reencode') {
           renewing = true;
           q.requeueForReencode(a.batch);
+        } else if (o.kind === 'split') {
+          const pieces = q.splitBatch(a.batch, Math.max(1, Math.floor(a.batch.recordBytes / 2)));
+          const mine = values.get(a.batch)!;
+          let at = 0;
+          for (const p of pieces) {
+            values.set(p, mine.slice(at, at + p.recordCount));
+            at += p.recordCount;
+          }
+          expect(at, `seed ${seed}: the pieces hold every record of the batch`).to.equal(mine.length);
+          splits++;
         } else {
           expect(o.error.is(Errors.MESSAGE_TOO_LARGE), `seed ${seed}: only refused batches fail (${o.error.message})`).to.equal(true);
           failed.push(...values.get(a.batch)!);
@@ -308,18 +397,21 @@ describe('client: producer batch rules', () => {
 
     const RECORDS = 300;
     let totalRenewals = 0;
+    let totalSplits = 0;
     for (let seed = 1; seed <= 40; seed++) {
       it(`seed ${seed}: every record not refused is in the log exactly once, in order`, () => {
-        const { log, acked, failed, renewals } = run(seed);
+        const { log, acked, failed, renewals, splits } = run(seed);
         const expected = Array.from({ length: RECORDS }, (_, i) => i).filter((v) => !failed.includes(v));
         expect(log, `seed ${seed}`).to.deep.equal(expected);
         expect([...acked].sort((a, b) => a - b)).to.deep.equal(log);
         totalRenewals += renewals;
+        totalSplits += splits;
       });
     }
 
-    it('exercised epoch renewals (the checks above can fail)', () => {
+    it('exercised epoch renewals and splits (the checks above can fail)', () => {
       expect(totalRenewals).to.be.greaterThan(5);
+      expect(totalSplits).to.be.greaterThan(20);
     });
   });
 });

@@ -379,6 +379,40 @@ describe('client: Producer', function () {
     expect(appended).to.deep.equal([[1, 0], [1, 1], [1, 2]]);
   });
 
+  it('splits a batch the topic refuses as too large (records in order, same epoch, sequences kept), and sends that topic smaller batches from then on', async () => {
+    await setup({ lingerMs: 60_000, batchBytes: 8 * ENCODED_RECORD_BYTES });
+    // The topic takes at most 3 records' bytes per batch, as max.message.bytes would.
+    const limit = RECORD_BATCH_HEADER_BYTES + 3 * ENCODED_RECORD_BYTES;
+    cluster.onProduce = (e) => (e.header.batchLength + LOG_OVERHEAD > limit ? { kind: 'error', code: Errors.MESSAGE_TOO_LARGE.code } : undefined);
+    const sends = Array.from({ length: 20 }, (_, i) => producer.send({ topic: 't', messages: [{ value: pad(`m${i}`) }] }));
+    await producer.flush();
+    const results = (await Promise.all(sends)).flat();
+    expect(results.map((r) => r.offset)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i));
+    expect(values('t', 0)).to.deep.equal(Array.from({ length: 20 }, (_, i) => pad(`m${i}`)));
+    const refused = cluster.events.filter((e) => e.errorCode === Errors.MESSAGE_TOO_LARGE.code);
+    const appended = cluster.events.filter((e) => e.errorCode === 0);
+    // Full batches of 8 are refused and split in halves of 4, refused again and split into 2s, which pass.
+    expect(refused.length).to.be.within(3, 12);
+    expect(refused.every((e) => e.header.recordCount > 3), 'only batches above the limit are refused').to.equal(true);
+    expect(appended.every((e) => e.header.recordCount <= 3)).to.equal(true);
+    expect(appended.map((e) => e.header.baseSequence)).to.deep.equal(appended.map((_, i) => appended.slice(0, i).reduce((n, e) => n + e.header.recordCount, 0)));
+    expect(new Set(cluster.events.map((e) => e.header.producerEpoch)), 'no epoch bump: the split leaves no hole').to.deep.equal(new Set([0]));
+    expect(cluster.initCalls).to.have.length(1);
+    expect(producer.bufferedBytes).to.equal(0);
+    // Learned: the next batches to the topic are small enough at once.
+    const before = cluster.events.length;
+    const more = Array.from({ length: 10 }, (_, i) => producer.send({ topic: 't', messages: [{ value: pad(`n${i}`) }] }));
+    await producer.flush();
+    expect((await Promise.all(more)).flat().map((r) => r.offset)).to.deep.equal(Array.from({ length: 10 }, (_, i) => 20 + i));
+    expect(cluster.events.slice(before).map((e) => e.errorCode)).to.deep.equal(cluster.events.slice(before).map(() => 0));
+  });
+
+  it('fails a one-record batch the topic refuses as too large (nothing to split)', async () => {
+    await setup({ lingerMs: 0 });
+    cluster.onProduce = (e) => (e.header.recordCount === 1 && e.header.baseSequence === 0 ? { kind: 'error', code: Errors.MESSAGE_TOO_LARGE.code } : undefined);
+    expectCode(await rejection(producer.send({ topic: 't', messages: [{ value: 'alone' }] })), Errors.MESSAGE_TOO_LARGE);
+  });
+
   it('re-encodes under a new epoch when the leader lost the producer state (UNKNOWN_PRODUCER_ID)', async () => {
     await setup();
     await producer.send({ topic: 't', messages: [{ value: 'before' }] });

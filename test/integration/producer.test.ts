@@ -169,6 +169,21 @@ describe('producer on a real 3-node cluster', function () {
     });
   }
 
+  it('splits batches a topic with a small max.message.bytes refuses, delivering every record once, in order, keys and headers intact', async () => {
+    await admin.createTopics({ topics: [{ topic: 'tight', numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '2', 'max.message.bytes': '2048' } }] });
+    const producer = new Producer(client, { lingerMs: 20 }); // default batchBytes: far above the topic's limit
+    const sent = Array.from({ length: 400 }, (_, i) => ({ key: `k${i % 7}`, value: `tight-${i}-${'v'.repeat(60 + (i % 40))}`, headers: { n: String(i) } }));
+    const results = (await Promise.all(Array.from({ length: 8 }, (_, c) => producer.send({ topic: 'tight', messages: sent.slice(c * 50, c * 50 + 50).map((m) => ({ ...m, partition: 0 })) })))).flat();
+    await producer.close();
+    expect(results.map((r) => r.offset)).to.deep.equal(sent.map((_, i) => i));
+    const content = await read('tight', 0);
+    expect(content.records.map((r) => text(r.value))).to.deep.equal(sent.map((m) => m.value));
+    expect(content.records.map((r) => text(r.key))).to.deep.equal(sent.map((m) => m.key));
+    expect(content.records.map((r) => r.headers.map((h) => `${h.key}=${h.value ? Buffer.from(h.value).toString() : ""}`).join())).to.deep.equal(sent.map((m) => `n=${m.headers.n}`));
+    expect(content.batches.length).to.be.greaterThan(20);
+    for (const b of content.batches) expect(b.length).to.be.at.most(2048);
+  });
+
   it('writes each record once when produce answers are dropped after the append (retries are duplicates)', async () => {
     await admin.createTopics({ topics: [{ topic: 'dropped', numPartitions: 2, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } }] });
     let produceAnswers = 0;
