@@ -11,7 +11,7 @@
 // missing or fails to load is then just unavailable, with the load error as
 // its reason, and Sluice's figures are still measured.
 import { sluiceRf1, sluiceRf1Client, sluiceRf3, sluiceRf3Client, sluiceRf3ClientTuned, sluiceRf3Fsync, sluiceRf3KafkaClient } from './sluice.js';
-import { TUNED_CLIENT } from './sluice-client.js';
+import { KAFKA_DEFAULTS_CLIENT, TUNED_CLIENT } from './sluice-client.js';
 import { DEPLOYMENT_LABELS, type DeploymentKey, type SystemFilter } from './results.js';
 import type { Availability, Deployment } from './types.js';
 
@@ -114,6 +114,7 @@ export function catalogue(): DeploymentEntry[] {
     sluice('sluice-rf3-fsync', DEPLOYMENT_LABELS['sluice-rf3-fsync'], sluiceRf3Fsync),
     sluice('sluice-rf3-client', DEPLOYMENT_LABELS['sluice-rf3-client'], sluiceRf3Client),
     sluice('sluice-rf3-client-tuned', DEPLOYMENT_LABELS['sluice-rf3-client-tuned'], () => sluiceRf3ClientTuned(TUNED_CLIENT)),
+    sluice('sluice-rf3-client-kafka-batch', DEPLOYMENT_LABELS['sluice-rf3-client-kafka-batch'], () => sluiceRf3ClientTuned(KAFKA_DEFAULTS_CLIENT)),
     sluice('sluice-rf1-client', DEPLOYMENT_LABELS['sluice-rf1-client'], sluiceRf1Client),
     sluiceKafkaClient,
     peer('nats-r1', 'nats', 'NATS JetStream R1', nats, (m) => m.natsAvailability(), (m) => m.natsR1()),

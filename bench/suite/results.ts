@@ -52,12 +52,12 @@ export const SYSTEM_FILTERS: readonly SystemFilter[] = ['sluice', 'nats', 'redis
 /** Every deployment the suite knows, in run order; the reports pair them by key. */
 export type DeploymentKey =
   | 'sluice-rf1' | 'sluice-rf3' | 'sluice-rf3-fsync'
-  | 'sluice-rf3-client' | 'sluice-rf3-client-tuned' | 'sluice-rf1-client' | 'sluice-rf3-kafka-client'
+  | 'sluice-rf3-client' | 'sluice-rf3-client-tuned' | 'sluice-rf3-client-kafka-batch' | 'sluice-rf1-client' | 'sluice-rf3-kafka-client'
   | 'nats-r1' | 'nats-r3' | 'redis-aof' | 'redis-noaof'
   | 'kafka-r1' | 'kafka-r3' | 'kafka-r3-tuned' | 'kafka-r3-fsync';
 
 export const DEPLOYMENT_KEYS: readonly DeploymentKey[] = [
-  'sluice-rf1', 'sluice-rf3', 'sluice-rf3-fsync', 'sluice-rf3-client', 'sluice-rf3-client-tuned', 'sluice-rf1-client', 'sluice-rf3-kafka-client',
+  'sluice-rf1', 'sluice-rf3', 'sluice-rf3-fsync', 'sluice-rf3-client', 'sluice-rf3-client-tuned', 'sluice-rf3-client-kafka-batch', 'sluice-rf1-client', 'sluice-rf3-kafka-client',
   'nats-r1', 'nats-r3', 'redis-aof', 'redis-noaof', 'kafka-r1', 'kafka-r3', 'kafka-r3-tuned', 'kafka-r3-fsync',
 ];
 
@@ -65,6 +65,7 @@ export const DEPLOYMENT_KEYS: readonly DeploymentKey[] = [
 export const DEPLOYMENT_LABELS: Readonly<Record<DeploymentKey, string>> = {
   'sluice-rf1': 'Sluice RF=1 acks=1', 'sluice-rf3': 'Sluice RF=3 acks=all', 'sluice-rf3-fsync': 'Sluice RF=3 acks=all fsync',
   'sluice-rf3-client': 'Sluice RF=3 acks=all, Producer', 'sluice-rf3-client-tuned': 'Sluice RF=3 acks=all, Producer tuned',
+  'sluice-rf3-client-kafka-batch': 'Sluice RF=3 acks=all, Producer at Kafka\'s defaults (linger 5 ms, batch 16 KiB)',
   'sluice-rf1-client': 'Sluice RF=1 acks=1, Producer', 'sluice-rf3-kafka-client': 'Sluice RF=3 acks=all, Kafka Java client',
   'nats-r1': 'NATS JetStream R1', 'nats-r3': 'NATS JetStream R3', 'redis-aof': 'Redis Streams AOF everysec', 'redis-noaof': 'Redis Streams no AOF',
   'kafka-r1': 'Kafka R1 acks=1', 'kafka-r3': 'Kafka R3 acks=all', 'kafka-r3-tuned': 'Kafka R3 acks=all, producer tuned',

@@ -35,6 +35,11 @@ const SEND_WAIT_MS = 60_000;
 export type ClientProducerOptions = Pick<ProducerOptions, 'lingerMs' | 'batchBytes'>;
 /** Same as Kafka's tuned producer (bench/peers/kafka.ts TUNED_PRODUCER): linger.ms=10, batch.size=262144. */
 export const TUNED_CLIENT: ClientProducerOptions = { lingerMs: 10, batchBytes: 262_144 };
+/**
+ * Kafka's Java producer defaults (bench/peers/kafka.ts DEFAULT_PRODUCER: linger.ms=5, batch.size=16384), which
+ * were the Producer's until its default batchBytes became 1,000,000: the like-for-like row beside Kafka's defaults.
+ */
+export const KAFKA_DEFAULTS_CLIENT: ClientProducerOptions = { lingerMs: 5, batchBytes: 16_384 };
 
 /** Records per producer that may be outstanding for values of `valueBytes`. */
 export function sendWindowRecords(valueBytes: number): number {

@@ -221,12 +221,15 @@ export function sluiceRf3Fsync(): SluiceDeployment {
   return new SluiceDeployment({ variant: 'RF=3 acks=all fsync', replicationFactor: 3, acks: -1, durability: 'fsync' });
 }
 
-/** RF=3 acks=all through the real Producer with its defaults (lingerMs 5, batchBytes 16 KiB) and Consumer.run(). */
+/** RF=3 acks=all through the real Producer with its defaults (lingerMs 5, batchBytes 1,000,000) and Consumer.run(). */
 export function sluiceRf3Client(): SluiceDeployment {
   return new SluiceDeployment({ variant: 'RF=3 acks=all, Producer defaults + Consumer.run()', replicationFactor: 3, acks: -1, durability: 'replication', driver: 'client' });
 }
 
-/** The same with the tuned producer (lingerMs 10, batchBytes 262144: Kafka's tuned variant). */
+/**
+ * The same with other Producer options: the tuned producer (lingerMs 10, batchBytes 262144: Kafka's tuned
+ * variant), or Kafka's producer defaults (lingerMs 5, batchBytes 16384).
+ */
 export function sluiceRf3ClientTuned(producer: ClientProducerOptions): SluiceDeployment {
   return new SluiceDeployment({
     variant: `RF=3 acks=all, Producer lingerMs=${producer.lingerMs} batchBytes=${producer.batchBytes} + Consumer.run()`,

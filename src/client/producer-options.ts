@@ -28,7 +28,16 @@ export interface ProducerOptions {
   readonly acks?: Acks;
   /** How long a partition's batch waits for more records before it is sent. Default 5. */
   readonly lingerMs?: number;
-  /** A batch is sent once its records reach this size (a larger single record gets a batch of its own). Default 16 KiB. */
+  /**
+   * A batch is sent once its records reach this size (a larger single record
+   * gets a batch of its own). Default 1,000,000 bytes (librdkafka's and
+   * franz-go's; Kafka's Java client has 16 KiB): batches only grow this large
+   * while records arrive faster than requests complete — under lingerMs they
+   * are sent at the linger — and the brokers' cost is per batch. Its buffer
+   * grows with the records. A topic whose max.message.bytes is below a batch
+   * refuses it; the producer then splits it and sends that topic smaller
+   * batches.
+   */
   readonly batchBytes?: number;
   /** Bound on buffered record bytes (not yet acknowledged); send() waits when it is reached. Default 32 MiB. */
   readonly bufferBytesMax?: number;
@@ -61,7 +70,7 @@ export const PRODUCER_DEFAULTS = {
   transactionTimeoutMs: TRANSACTION_TIMEOUT_MS_DEFAULT,
   acks: -1 as Acks,
   lingerMs: 5,
-  batchBytes: 16 * 1024,
+  batchBytes: 1_000_000,
   bufferBytesMax: 32 * 1024 * 1024,
   maxBlockMs: 60_000,
   requestBytesMax: 1024 * 1024,
