@@ -19,7 +19,12 @@
 // the produce path and the replica fetcher — hand over fresh request and
 // response buffers). A view much smaller than the buffer under it (one
 // message of a larger socket read) is copied, so what is held stays within
-// about twice what is counted.
+// about twice what is counted. A chunk that leaves its log (evicted or
+// cleared) lets go of its bytes at once: its FIFO slot, which stays until
+// the slots are compacted, keeps only the small record. (It used to keep the
+// bytes: with 1 MB produce batches the up to ~1,000 evicted slots awaiting
+// compaction held a gigabyte, and a log cleared on every append — gaps,
+// rolls — filled the FIFO with released chunks no eviction ever reached.)
 
 import { AssertionError } from '../util/assert.js';
 
@@ -27,13 +32,18 @@ interface TailChunk {
   readonly owner: LogTail;
   /** Position of the chunk's first byte in the active segment. */
   readonly position: number;
-  readonly bytes: Buffer;
-  /** Dropped from its log (cleared or evicted): no longer counted. */
+  /** Empty once dropped. */
+  bytes: Buffer;
+  /** Dropped from its log (cleared or evicted): no longer counted, its bytes let go. */
   dropped: boolean;
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
 export class TailCache {
   private usedBytes = 0;
+  /** Chunks not dropped. */
+  private live = 0;
   /** Every chunk held, oldest first (from `head` on; dropped ones are skipped and compacted away). */
   private fifo: TailChunk[] = [];
   private head = 0;
@@ -54,21 +64,37 @@ export class TailCache {
 
   add(chunk: TailChunk): void {
     this.fifo.push(chunk);
+    this.live++;
     this.usedBytes += chunk.bytes.length;
     while (this.usedBytes > this.bytesMax && this.head < this.fifo.length) {
       const oldest = this.fifo[this.head++]!;
       if (!oldest.dropped) oldest.owner.evict(oldest);
     }
-    if (this.head > 1024 && this.head * 2 > this.fifo.length) {
-      this.fifo = this.fifo.slice(this.head);
+    // Slots passed or dropped outnumber the live ones: keep the live ones only (amortised O(1) per add).
+    if (this.fifo.length > 1024 && this.fifo.length > 2 * this.live) {
+      this.fifo = this.fifo.slice(this.head).filter((c) => !c.dropped);
       this.head = 0;
     }
   }
 
-  /** A chunk left its log: it stops counting (its FIFO slot is skipped later). */
+  /** A chunk left its log: it stops counting and lets go of its bytes (its FIFO slot is skipped later). */
   release(chunk: TailChunk): void {
     chunk.dropped = true;
+    this.live--;
     this.usedBytes -= chunk.bytes.length;
+    chunk.bytes = NO_BYTES;
+  }
+
+  /** Bytes the FIFO's slots still reference, dropped ones included (tests: stays within what is counted). */
+  get referencedBytes(): number {
+    let n = 0;
+    for (const c of this.fifo) n += c.bytes.length;
+    return n;
+  }
+
+  /** FIFO slots, passed and dropped ones included (tests: bounded by the live chunks). */
+  get slots(): number {
+    return this.fifo.length;
   }
 }
 

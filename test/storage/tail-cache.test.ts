@@ -70,6 +70,22 @@ describe('TailCache', () => {
     tail.appended(130, bytes(2 << 20, 3)); // larger than the whole budget: not held, and the tail before it is gone
     expect([tail.read(130, 10), tail.read(30, 10)]).to.deep.equal([null, null]);
   });
+
+  it('lets go of the bytes of every chunk it drops: large appends and tails cleared on every append stay within the budget', () => {
+    const budget = 4 << 20;
+    const cache = new TailCache(budget);
+    const [busy, gappy] = [cache.tail(), cache.tail()];
+    let pos = 0;
+    for (let i = 0; i < 3000; i++) {
+      busy.appended(pos, bytes(1 << 20, i & 0xff)); // 1 MiB batches: all but the last four are evicted
+      pos += 1 << 20;
+      gappy.appended(i * 100, bytes(10, 1)); // never where the last one ended: cleared every time
+      expect(cache.referencedBytes, `append ${i}`).to.be.at.most(budget);
+    }
+    expect(cache.bytes).to.equal(3 * (1 << 20) + 10);
+    expect(cache.slots, 'passed and dropped slots are compacted away').to.be.at.most(2 * 1024 + 2);
+    expect(busy.read(pos - 10, 10)!.equals(bytes(10, 2999 & 0xff))).to.equal(true);
+  });
 });
 
 describe('PartitionLog with a tail cache', () => {
