@@ -24,7 +24,7 @@
 //
 // A topic that refused a batch as too large (MESSAGE_TOO_LARGE: its
 // max.message.bytes is below the batch) gets a smaller batch size from then
-// on in this producer (learnBatchLimit), so only the first batch pays for the
+// on in this producer (splitRefused), so only the first batch pays for the
 // split; the size never grows back (a producer does not learn that the
 // topic's limit was raised).
 //

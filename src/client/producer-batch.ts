@@ -46,10 +46,12 @@
 //      a new identity, but only once no batch of the old identity is in flight
 //      or waiting to be resent (those are resolved under the old identity
 //      first, since they may be in the log). Until then no new batch is sent.
-//   5. A batch of several records refused MESSAGE_TOO_LARGE on its first send
-//      (the topic's max.message.bytes is below it) is known not appended: it
-//      is split into pieces of at most half its bytes that carry its sequences
-//      in order under its identity, so nothing after it changes sequence, and
+//   5. A batch of several records refused MESSAGE_TOO_LARGE (the topic's
+//      max.message.bytes is below it), none of whose earlier sends may have
+//      been appended (mayBeInLog: every earlier answer was a refusal the
+//      leader gives before appending), is known not in the log: it is split
+//      into pieces of at most half its bytes that carry its sequences in
+//      order under its identity, so nothing after it changes sequence, and
 //      the pieces are resent as retries (splitBatch). Kafka's producer splits
 //      such a batch too. Their ordinals share the batch's whole one.
 //
