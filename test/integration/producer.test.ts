@@ -4,8 +4,10 @@
 // and lz4 batches; a SIGKILLed partition leader during a send loop loses,
 // duplicates and reorders no acknowledged record; and produce answers dropped
 // at the client's connection (after the broker appended) are retried into
-// exactly one copy of every record, in order.
+// exactly one copy of every record, in order; batches a topic with a small
+// max.message.bytes refuses are split (plain and gzip) into ones it takes.
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { Admin } from '../../src/client/admin.js';
 import { Client } from '../../src/client/client.js';
 import { murmur2Partition } from '../../src/client/murmur2.js';
@@ -182,6 +184,23 @@ describe('producer on a real 3-node cluster', function () {
     expect(content.records.map((r) => r.headers.map((h) => `${h.key}=${h.value ? Buffer.from(h.value).toString() : ""}`).join())).to.deep.equal(sent.map((m) => `n=${m.headers.n}`));
     expect(content.batches.length).to.be.greaterThan(20);
     for (const b of content.batches) expect(b.length).to.be.at.most(2048);
+  });
+
+  it('splits refused compressed batches too (the limit is on the compressed bytes)', async () => {
+    await admin.createTopics({ topics: [{ topic: 'tight-gzip', numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '2', 'max.message.bytes': '4096' } }] });
+    const producer = new Producer(client, { lingerMs: 20, compression: 'gzip' });
+    // Random hex barely compresses: a default-sized batch of them is far above the limit even gzipped.
+    const sent = Array.from({ length: 300 }, (_, i) => `${i}:${randomBytes(60).toString('hex')}`);
+    const results = (await Promise.all([0, 100, 200].map((at) => producer.send({ topic: 'tight-gzip', messages: sent.slice(at, at + 100).map((value) => ({ value, partition: 0 })) })))).flat();
+    await producer.close();
+    expect(results.map((r) => r.offset)).to.deep.equal(sent.map((_, i) => i));
+    const content = await read('tight-gzip', 0);
+    expect(content.records.map((r) => text(r.value))).to.deep.equal(sent);
+    expect(content.batches.length).to.be.greaterThan(10);
+    for (const b of content.batches) {
+      expect(b.length).to.be.at.most(4096);
+      expect(readBatchHeader(b).attributes & COMPRESSION_CODEC_MASK).to.equal(CompressionType.Gzip);
+    }
   });
 
   it('writes each record once when produce answers are dropped after the append (retries are duplicates)', async () => {
