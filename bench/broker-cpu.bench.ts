@@ -27,11 +27,13 @@ import { connect, createTopic } from '../test/integration/broker-kit.js';
 import * as thisHarness from '../test/integration/harness.js';
 import { producePipelined } from './suite/sluice-produce.js';
 import { clockTicks, cpuTicksOf } from './suite/proc-stats.js';
+import { DEFAULT_SEND_LOOP, sendLoop } from './send-loop.bench.js';
 
 const VALUE_BYTES = 100;
 /** The batch size this bench studies: per-request costs show at Kafka's default batch.size. */
 const KAFKA_BATCH_BYTES = 16_384;
 const CASE_SECONDS = 30;
+/** Unanswered send() calls at most (the loop waits for half of them then). */
 const WINDOW_RECORDS = 10_000;
 const START_TIMEOUT_MS = 60_000;
 
@@ -45,44 +47,6 @@ export interface BrokerCpuRow {
 }
 
 type Harness = typeof thisHarness;
-
-/** A loop of single-record send() calls, at most WINDOW_RECORDS unanswered. */
-async function sendLoop(bootstrap: readonly string[], topic: string, records: number): Promise<number> {
-  const client = new Client({ bootstrap: [...bootstrap], clientId: 'bench-broker-cpu' });
-  const producer = client.producer({ batchBytes: KAFKA_BATCH_BYTES });
-  const value = new Uint8Array(VALUE_BYTES).fill(7);
-  try {
-    await producer.send({ topic, messages: [{ value, partition: 0 }] });
-    let outstanding = 0;
-    let failure: unknown = null;
-    let wake: (() => void) | null = null;
-    const answered = (): void => {
-      outstanding--;
-      if (wake !== null && outstanding <= WINDOW_RECORDS / 2) {
-        const w = wake;
-        wake = null;
-        w();
-      }
-    };
-    const deadline = performance.now() + CASE_SECONDS * 1000;
-    let sent = 0;
-    while (sent < records && failure === null && performance.now() < deadline) {
-      if (outstanding >= WINDOW_RECORDS) {
-        await new Promise<void>((resolve) => { wake = resolve; });
-        continue;
-      }
-      outstanding++;
-      sent++;
-      producer.send({ topic, messages: [{ value, partition: 0 }] }).then(answered, (err: unknown) => { failure ??= err; answered(); });
-    }
-    while (outstanding > 0) await new Promise<void>((resolve) => { wake = resolve; });
-    if (failure !== null) throw failure instanceof Error ? failure : new Error(String(failure));
-    return sent;
-  } finally {
-    await producer.close().catch(() => undefined);
-    client.close();
-  }
-}
 
 export async function runBrokerCpu(records: number, cases: readonly string[], brokersDir: string | null, log: (line: string) => void): Promise<BrokerCpuRow[]> {
   const harness: Harness = brokersDir === null ? thisHarness
@@ -129,7 +93,9 @@ export async function runBrokerCpu(records: number, cases: readonly string[], br
           conn.close();
         }
       } else if (kind === 'producer') {
-        done = await sendLoop(cluster.brokerUrls, name, records);
+        done = (await sendLoop(Client, cluster.brokerUrls, name, {
+          ...DEFAULT_SEND_LOOP, records, seconds: CASE_SECONDS, windowBytes: WINDOW_RECORDS * VALUE_BYTES, batchBytes: KAFKA_BATCH_BYTES,
+        })).records;
       } else {
         throw new Error(`unknown case ${kind} (raw, producer)`);
       }

@@ -66,8 +66,11 @@ export interface SendLoopRow {
 /** The constructor of a Client, from this build or another one (--compare). */
 type ClientClass = typeof Client;
 
-/** A loop of single-record send() calls with the Producer's defaults (acks=all, idempotent). */
-async function sendLoop(ClientCtor: ClientClass, bootstrap: readonly string[], topic: string, o: SendLoopOptions): Promise<{ records: number; seconds: number; cpuUs: number }> {
+/**
+ * A loop of single-record send() calls with the Producer's defaults (acks=all, idempotent) but `o.batchBytes`,
+ * at most `o.windowBytes` of values unanswered (also bench/broker-cpu.bench.ts's load).
+ */
+export async function sendLoop(ClientCtor: ClientClass, bootstrap: readonly string[], topic: string, o: SendLoopOptions): Promise<{ records: number; seconds: number; cpuUs: number }> {
   const client = new ClientCtor({ bootstrap: [...bootstrap], clientId: 'bench-send-loop' });
   const producer = client.producer(o.batchBytes === null ? {} : { batchBytes: o.batchBytes });
   const windowRecords = Math.max(1, Math.floor(o.windowBytes / VALUE_BYTES));
