@@ -400,8 +400,8 @@ export class PartitionQueue {
     });
     let reservedLeft = batch.reservedBytes;
     let sequence = batch.baseSequence;
+    const span = batch.ordinalSpan / groups.length;
     const pieces = groups.map((g, i) => {
-      const span = batch.ordinalSpan / groups.length;
       const piece = new ProducerBatch(this.topic, this.partition, batch.acks, batch.ordinal + i * span,
         0, batch.deliveryDeadlineMs, recordsBytesMax, g.body);
       piece.ordinalSpan = span;
